@@ -1,0 +1,70 @@
+"""Output for people (rich tables, progress bars, errors without tracebacks) and for machines."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def print_error(message: str) -> None:
+    """An error for people: 'error:' and the message, on stderr."""
+    err_console.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+
+
+def emit_json(obj: Any) -> None:
+    """Machine output: one JSON document on stdout."""
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """A table for people."""
+    table = Table(title=title, title_justify="left")
+    for col in columns:
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*(str(c) for c in row))
+    console.print(table)
+
+
+@contextmanager
+def progress(description: str, total: int, enabled: bool = True) -> Iterator[Any]:
+    """A progress bar on stderr; ``advance()`` on the yielded object moves it one step."""
+
+    class _Bar:
+        def __init__(self, bar: Progress | None, task: Any) -> None:
+            self._bar, self._task = bar, task
+
+        def advance(self, label: str | None = None) -> None:
+            if self._bar is not None:
+                self._bar.update(self._task, advance=1, description=label or description)
+
+    if not enabled or not err_console.is_terminal:
+        yield _Bar(None, None)
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        yield _Bar(bar, bar.add_task(description, total=total))
+
+
+def add_common_options(parser: Any, *, templates: bool = True) -> None:
+    """Options most commands share: --json, --templates DIR, --kernel K."""
+    parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    if templates:
+        parser.add_argument(
+            "--templates", action="append", metavar="DIR",
+            help="folder of kernel folders and/or .wgsl files, or one .wgsl file "
+                 "(repeatable; default: the bundled templates/)",
+        )
+        parser.add_argument("--kernel", action="append", metavar="K",
+                            help="only this kernel (repeatable)")

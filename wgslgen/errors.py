@@ -1,0 +1,15 @@
+"""The one exception type a user sees: a message that names the file, line or key at fault."""
+
+from __future__ import annotations
+
+
+class WgslgenError(Exception):
+    """An error in the user's input or environment, reported without a traceback."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def __str__(self) -> str:
+        base = super().__str__()
+        return f"{base}\n  hint: {self.hint}" if self.hint else base
