@@ -29,8 +29,15 @@ class DeviceKey:
     def digest(self) -> str:
         """A short stable id of this key, for file names and database keys."""
         text = "|".join(
-            [self.vendor, self.architecture, self.device, self.driver, self.backend,
-             self.adapter_type, self.wgpu_version]
+            [
+                self.vendor,
+                self.architecture,
+                self.device,
+                self.driver,
+                self.backend,
+                self.adapter_type,
+                self.wgpu_version,
+            ]
         )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -94,7 +94,9 @@ class UniformLayout:
             try:
                 struct.pack_into(fmt, out, f.offset, values[f.name])
             except struct.error as exc:
-                raise WgslgenError(f"uniform field {f.name!r} = {values[f.name]!r}: {exc}") from None
+                raise WgslgenError(
+                    f"uniform field {f.name!r} = {values[f.name]!r}: {exc}"
+                ) from None
         return bytes(out)
 
     def to_dict(self) -> dict[str, Any]:
@@ -106,8 +108,13 @@ class UniformLayout:
             "binding": self.binding,
             "size": self.size,
             "fields": [
-                {"name": f.name, "type": f.type, "offset": f.offset, "size": f.size,
-                 "padding": f.padding}
+                {
+                    "name": f.name,
+                    "type": f.type,
+                    "offset": f.offset,
+                    "size": f.size,
+                    "padding": f.padding,
+                }
                 for f in self.fields
             ],
         }

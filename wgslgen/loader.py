@@ -32,7 +32,8 @@ def discover(template_dirs: Sequence[Path | str] | None = None) -> list[KernelSp
         for spec in _kernels_in(d):
             if spec.name in found:
                 raise WgslgenError(
-                    f"two kernels are named {spec.name!r}: {found[spec.name].folder} and "
+                    f"two kernels are named {spec.name!r}: "
+                    f"{found[spec.name].spec_path or found[spec.name].template_path} and "
                     f"{spec.spec_path or spec.template_path}"
                 )
             found[spec.name] = spec
@@ -239,9 +240,7 @@ def _parse_bindings(raw: Any, uniform, axis_names: list[str], path: Path):
             raise WgslgenError(f"{where} ({b['name']}): access must be read or read_write")
         type_ = b["type"]
         encoding = (
-            type_
-            if type_ in ENCODINGS
-            else compile_expression(type_, f"{where}.type", axis_names)
+            type_ if type_ in ENCODINGS else compile_expression(type_, f"{where}.type", axis_names)
         )
         out.append(BindingDecl(b["name"], group, number, access, encoding, str(b["count"])))
     return tuple(out)

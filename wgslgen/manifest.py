@@ -78,7 +78,9 @@ def load(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise WgslgenError(f"{path}: no manifest; run `wgslgen build` first") from None
     except json.JSONDecodeError as exc:
-        raise WgslgenError(f"{path}:{exc.lineno}:{exc.colno}: corrupt manifest: {exc.msg}") from None
+        raise WgslgenError(
+            f"{path}:{exc.lineno}:{exc.colno}: corrupt manifest: {exc.msg}"
+        ) from None
     if not isinstance(data, dict) or "variants" not in data:
         raise WgslgenError(f"{path}: not a wgslgen manifest (no 'variants')")
     return data

@@ -55,7 +55,7 @@ class _MarkingLoader(jinja2.FileSystemLoader):
         super().__init__(searchpath)
         self.files = files
 
-    def get_source(self, environment, template):  # noqa: ANN001, ANN201 - jinja API
+    def get_source(self, environment, template):
         source, filename, uptodate = super().get_source(environment, template)
         if filename not in self.files:
             self.files.append(filename)
@@ -69,7 +69,9 @@ def _add_markers(source: str, file_id: int) -> str:
         pos = 0
         while True:
             if closer is None:
-                hits = [(line.find(o, pos), c) for o, c in (("{%", "%}"), ("{{", "}}"), ("{#", "#}"))]
+                hits = [
+                    (line.find(o, pos), c) for o, c in (("{%", "%}"), ("{{", "}}"), ("{#", "#}"))
+                ]
                 hits = [h for h in hits if h[0] >= 0]
                 if not hits:
                     break
@@ -112,6 +114,7 @@ def _template_name(spec: KernelSpec) -> str:
     return spec.template_path.name
 
 
+@lru_cache(maxsize=1024)
 def _display_path(path: str | Path) -> str:
     """A path relative to its templates root, so headers do not depend on the checkout."""
     path = Path(path)
@@ -174,7 +177,8 @@ def _render_text(variant: Variant, family: str, marked: bool) -> str:
 
 def _template_frame(exc: BaseException, spec: KernelSpec) -> str:
     frames = [
-        f for f in traceback.extract_tb(exc.__traceback__)
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
         if f.filename.endswith((".j2", ".wgsl", ".jinja")) or "/templates/" in f.filename
     ]
     if frames:
@@ -208,7 +212,9 @@ def render(variant: Variant, family: str = "naga") -> RenderedVariant:
     header = _header(variant, family)
     body_map: tuple[tuple[str, int], ...]
     if spec.plain:
-        body_map = tuple((_display_path(spec.template_path), i + 1) for i in range(body.count("\n") + 1))
+        body_map = tuple(
+            (_display_path(spec.template_path), i + 1) for i in range(body.count("\n") + 1)
+        )
     else:
         env = _environment(tuple(_search_path(spec)), True)
         stripped, body_map = _source_map(
@@ -239,11 +245,25 @@ def render_families(variant: Variant) -> list[RenderedVariant]:
     """Every distinct rendering of ``variant``: one "any" text, or one per compiler family."""
     texts = [render(variant, f) for f in FAMILIES]
     if all(_body(t.source) == _body(texts[0].source) for t in texts):
-        return [render(variant, "any")]
+        return [_relabel(texts[0], "any")]
     return [
         RenderedVariant(**{**t.__dict__, "relpath": f"{t.kernel}/{t.name}.{t.family}.wgsl"})
         for t in texts
     ]
+
+
+def _relabel(rendered: RenderedVariant, family: str) -> RenderedVariant:
+    """The same text with the header naming another family (no second render)."""
+    header = "\n".join(_header(rendered.variant, family)) + "\n"
+    source = header + _body(rendered.source)
+    return RenderedVariant(
+        **{
+            **rendered.__dict__,
+            "family": family,
+            "source": source,
+            "sha256": hashlib.sha256(source.encode()).hexdigest(),
+        }
+    )
 
 
 def _body(source: str) -> str:

@@ -9,15 +9,15 @@ from __future__ import annotations
 import itertools
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from .errors import WgslgenError
-from .expressions import Expression, compile_expression
-from .interface import ENCODINGS, Binding, Interface, UniformLayout, layout_uniform
+from .expressions import Expression
+from .interface import ENCODINGS, Binding, Interface, UniformLayout
 
 # Names and keys end up in file names under generated/: nothing that could leave it.
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
@@ -214,7 +214,7 @@ class Variant:
         """Workgroup counts (x, y, z) for a problem scope."""
         assert self.spec.problem is not None
         dims = [int(d(scope)) for d in self.spec.problem.dispatch]
-        return (dims + [1, 1, 1])[:3]  # type: ignore[return-value]
+        return ([*dims, 1, 1, 1])[:3]  # type: ignore[return-value]
 
     def tolerance(self) -> Tolerance:
         """The first tolerance whose condition holds for this variant."""

@@ -16,11 +16,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``build`` command."""
     p = sub.add_parser("build", help="render every variant into generated/ with a manifest")
     add_common_options(p)
-    p.add_argument("--set", action="append", metavar="AXIS=VALUE",
-                   help="only variants with this axis value (repeatable)")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="AXIS=VALUE",
+        help="only variants with this axis value (repeatable)",
+    )
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (generated/)")
-    p.add_argument("--check", action="store_true",
-                   help="write nothing; exit 1 listing every file that differs, is missing or extra")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 listing every file that differs, is missing or extra",
+    )
     p.add_argument("--no-validate", action="store_true", help="skip `wgslgen validate` afterwards")
     p.set_defaults(run=run)
 
@@ -32,8 +39,9 @@ def run(args: argparse.Namespace) -> int:
     total = sum(len(k.variants) for k in kernels)
     with progress("rendering", total, enabled=not args.json) as bar:
         plan = builder.plan(kernels, overrides, on_variant=bar.advance)
-    tree = builder.merged_tree(plan, args.out, [k.name for k in kernels] if args.kernel else [],
-                               partial=bool(overrides))
+    tree = builder.merged_tree(
+        plan, args.out, [k.name for k in kernels] if args.kernel else [], partial=bool(overrides)
+    )
     diffs = builder.compare(tree, args.out)
     counts = {k.name: sum(1 for r in plan.rendered if r.kernel == k.name) for k in kernels}
     if args.check:
@@ -49,11 +57,20 @@ def run(args: argparse.Namespace) -> int:
     if diffs:
         builder.write_tree(tree, args.out)
     if args.json:
-        emit_json({"out": str(args.out), "files_changed": len(diffs), "renderings": counts,
-                   "variants": len({(r.kernel, r.name) for r in plan.rendered})})
+        emit_json(
+            {
+                "out": str(args.out),
+                "files_changed": len(diffs),
+                "renderings": counts,
+                "variants": len({(r.kernel, r.name) for r in plan.rendered}),
+            }
+        )
     else:
-        print_table(f"wgslgen build → {args.out}", ["kernel", "renderings"],
-                    [(k, n) for k, n in counts.items()])
+        print_table(
+            f"wgslgen build → {args.out}",
+            ["kernel", "renderings"],
+            [(k, n) for k, n in counts.items()],
+        )
         console.print(f"{sum(counts.values())} renderings written, {len(diffs)} file(s) changed")
     if not args.no_validate:
         from . import cmd_validate

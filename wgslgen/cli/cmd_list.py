@@ -20,17 +20,31 @@ def run(args: argparse.Namespace) -> int:
     kernels = select(discover(args.templates), args.kernel)
     rows = []
     for k in kernels:
-        axes = "  ".join(
-            f"{a.name}({a.key})={{{','.join(map(str, a.values))}}}" for a in k.axes
-        ) or "(plain .wgsl)"
+        axes = (
+            "  ".join(f"{a.name}({a.key})={{{','.join(map(str, a.values))}}}" for a in k.axes)
+            or "(plain .wgsl)"
+        )
         rows.append((k.name, len(k.variants), axes, k.baseline.name))
     if args.json:
-        emit_json([
-            {"kernel": k.name, "variants": len(k.variants), "baseline": k.baseline.name,
-             "axes": [{"name": a.name, "key": a.key, "values": list(a.values),
-                       "baseline": a.baseline} for a in k.axes]}
-            for k in kernels
-        ])
+        emit_json(
+            [
+                {
+                    "kernel": k.name,
+                    "variants": len(k.variants),
+                    "baseline": k.baseline.name,
+                    "axes": [
+                        {
+                            "name": a.name,
+                            "key": a.key,
+                            "values": list(a.values),
+                            "baseline": a.baseline,
+                        }
+                        for a in k.axes
+                    ],
+                }
+                for k in kernels
+            ]
+        )
         return 0
     print_table("kernels", ["kernel", "variants", "axes", "baseline"], rows)
     console.print(f"{sum(r[1] for r in rows)} variants in {len(rows)} kernel(s)")

@@ -51,8 +51,12 @@ def progress(description: str, total: int, enabled: bool = True) -> Iterator[Any
     if not enabled or not err_console.is_terminal:
         yield _Bar(None, None)
         return
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=err_console, transient=True) as bar:
         yield _Bar(bar, bar.add_task(description, total=total))
 
@@ -62,9 +66,12 @@ def add_common_options(parser: Any, *, templates: bool = True) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     if templates:
         parser.add_argument(
-            "--templates", action="append", metavar="DIR",
+            "--templates",
+            action="append",
+            metavar="DIR",
             help="folder of kernel folders and/or .wgsl files, or one .wgsl file "
-                 "(repeatable; default: the bundled templates/)",
+            "(repeatable; default: the bundled templates/)",
         )
-        parser.add_argument("--kernel", action="append", metavar="K",
-                            help="only this kernel (repeatable)")
+        parser.add_argument(
+            "--kernel", action="append", metavar="K", help="only this kernel (repeatable)"
+        )

@@ -1,0 +1,77 @@
+"""Bad kernel folders get one clear error naming the file, line or key (golden texts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wgslgen.build import apply_overrides, parse_overrides
+from wgslgen.errors import WgslgenError
+from wgslgen.loader import discover
+from wgslgen.render import render_families
+
+from .conftest import BROKEN_KERNELS, GOOD_KERNELS
+
+CASES = sorted(p.name for p in BROKEN_KERNELS.iterdir() if p.is_dir())
+
+
+def _load_and_render(folder: Path) -> None:
+    for spec in discover([folder]):
+        for variant in spec.variants:
+            render_families(variant)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_broken_kernel_reports_expected_error(case: str) -> None:
+    folder = BROKEN_KERNELS / case
+    expected = (folder / "expected_error.txt").read_text().strip()
+    with pytest.raises(WgslgenError) as info:
+        _load_and_render(folder)
+    message = str(info.value).replace(str(folder.resolve()), "{dir}").replace(str(folder), "{dir}")
+    assert message == expected
+
+
+def test_every_broken_case_has_a_golden_text() -> None:
+    assert len(CASES) >= 9
+    for case in CASES:
+        assert (BROKEN_KERNELS / case / "expected_error.txt").is_file(), case
+
+
+def test_unknown_axis_in_set_lists_valid_axes() -> None:
+    spec = discover([GOOD_KERNELS / "scale"])[0]
+    valid = r"valid axes: workgroup_size \(wg\), storage \(s\)"
+    with pytest.raises(WgslgenError, match=rf"unknown axis 'dtype'.*{valid}"):
+        apply_overrides(spec, parse_overrides(["dtype=f16"]))
+
+
+def test_set_value_not_in_axis_lists_values() -> None:
+    spec = discover([GOOD_KERNELS / "scale"])[0]
+    with pytest.raises(WgslgenError, match="has no value '48'; values: 32, 64, 128"):
+        apply_overrides(spec, {"wg": "48"})
+
+
+def test_set_selects_matching_variants_by_name_or_key() -> None:
+    spec = discover([GOOD_KERNELS / "scale"])[0]
+    chosen = apply_overrides(spec, {"wg": "64", "storage": "f16"})
+    assert [v.name for v in chosen] == ["scale__wg64_sf16"]
+
+
+def test_constraints_remove_combinations() -> None:
+    spec = discover([GOOD_KERNELS / "scale"])[0]
+    names = [v.name for v in spec.variants]
+    assert "scale__wg128_sf16" not in names
+    assert len(names) == 5
+
+
+def test_precondition_failure_names_the_precondition() -> None:
+    spec = discover([GOOD_KERNELS / "scale"])[0]
+    with pytest.raises(WgslgenError, match=r"precondition 'n >= 1' fails for n=0"):
+        spec.baseline.problem_scope({"n": 0})
+
+
+def test_plain_wgsl_file_is_a_kernel_without_axes() -> None:
+    spec = discover([GOOD_KERNELS / "seed.wgsl"])[0]
+    assert spec.plain and spec.axes == ()
+    assert [v.name for v in spec.variants] == ["seed"]
+    assert spec.entry_point == "main"
