@@ -1,0 +1,210 @@
+"""Facts read off WGSL text: workgroup size, workgroup memory and layout, enables, bindings."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from wgslgen.errors import WgslgenError
+from wgslgen.wgsl import analyze, required_features, strip_comments
+
+FIXTURES = Path(__file__).parent / "fixtures" / "wgsl"
+# The seed kernel: the repository's copy, else the shared one it was taken from.
+SEED = next(
+    (
+        p
+        for p in (
+            Path(__file__).parent / "fixtures" / "kernels" / "good" / "seed.wgsl",
+            Path("/work/shared/seeds/000_8cf57a97d93339f0.txt"),
+        )
+        if p.exists()
+    ),
+    Path("seed.wgsl"),
+)
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def seed() -> str:
+    if not SEED.exists():
+        pytest.skip("the seed kernel is not on this machine")
+    return SEED.read_text(encoding="utf-8")
+
+
+def test_seed_accounting(seed: str) -> None:
+    facts = analyze(seed)
+    assert facts.entry_point == "main"
+    assert facts.workgroup_size == (64, 1, 1)
+    assert facts.invocations == 64
+    # ds_buf (4096 x 4 B) plus rbuf (64 x 4 B): the seed's own comment counts only ds_buf.
+    assert facts.workgroup_vars == {"ds_buf": 16384, "rbuf": 256}
+    assert facts.workgroup_bytes == 16640
+    assert facts.storage_buffers == 6
+    assert facts.uniform_buffers == 1
+    assert facts.uniform_vars == {"params": 32}  # 8 x u32
+    assert facts.bind_groups == 1
+    assert facts.enables == frozenset()
+    assert not facts.uses_f16 and not facts.uses_subgroups
+    assert required_features(facts) == frozenset()
+
+
+def test_layout_rules() -> None:
+    facts = analyze(fixture("layout.wgsl"))
+    assert facts.workgroup_size == (32, 2, 1)  # @workgroup_size(HALF, 2), HALF = WG / 2u
+    assert facts.invocations == 64
+    assert facts.workgroup_vars == {
+        "scalars": 528,  # array<f32, 130>: 520, rounded up to 16
+        "v3": 64,  # array<vec3<f32>, 4>: stride 16
+        "lone_v3": 16,  # vec3<f32>: size 12, align 16
+        "pairs": 96,  # struct {f32, vec3<f32>} is 32 B
+        "m": 48,  # mat3x3<f32>: 3 columns of stride 16
+        "m2": 16,  # mat2x2<f32>
+        "counters": 256,  # array<atomic<u32>, WG>
+        "tile": 64,  # alias of array<f32, TILE * TILE>
+        "padded": 64,  # @align(16) / @size(12) members: 32 B each
+        "nested": 48,  # array<array<vec2<f32>, 3>, 2>
+        "hexed": 64,  # array<u32, 0x10>
+    }
+    assert facts.workgroup_bytes == sum(facts.workgroup_vars.values())
+
+
+def test_f16_layout_and_detection() -> None:
+    facts = analyze(fixture("f16.wgsl"))
+    assert facts.workgroup_vars == {"tile": 48}  # vec3<f16>: stride 8, 5 of them, then 16
+    assert facts.enables == frozenset({"f16"})
+    assert facts.uses_f16
+    assert required_features(facts) == frozenset({"shader-f16"})
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["var x: f16 = f16(1);", "let v = vec4h(0.0h);", "let m = mat2x2h();", "let y = 2h;"],
+)
+def test_f16_spellings(body: str) -> None:
+    src = f"enable f16;\n@compute @workgroup_size(1) fn main() {{ {body} }}"
+    assert analyze(src).uses_f16
+
+
+def test_subgroup_detection() -> None:
+    naga = analyze(fixture("subgroups_naga.wgsl"))
+    tint = analyze(fixture("subgroups_tint.wgsl"))
+    assert naga.uses_subgroups and tint.uses_subgroups
+    assert naga.enables == frozenset() and tint.enables == frozenset({"subgroups"})
+    assert required_features(naga) == frozenset({"subgroup"})
+    only_builtin = "@compute @workgroup_size(8) fn main(@builtin(subgroup_size) n: u32) {}"
+    assert analyze(only_builtin).uses_subgroups
+    plain = "@compute @workgroup_size(8) fn main() { let subgroup_size = 3u; }"
+    assert not analyze(plain).uses_subgroups
+
+
+def test_comments_are_ignored() -> None:
+    facts = analyze(fixture("comments.wgsl"))
+    assert facts.workgroup_vars == {"real": 128}
+    assert facts.workgroup_size == (16, 1, 1)
+    assert facts.enables == frozenset()
+    assert not facts.uses_f16 and not facts.uses_subgroups
+
+
+def test_strip_comments_keeps_lines() -> None:
+    src = "a /* x\n /* y */ z\n*/ b // c\nd"
+    stripped = strip_comments(src)
+    assert stripped.count("\n") == src.count("\n")
+    assert stripped.split() == ["a", "b", "d"]
+    with pytest.raises(WgslgenError, match="line 2: unterminated"):
+        strip_comments("x\n/* /* */")
+
+
+def test_error_names_line_after_comments() -> None:
+    src = "/* one\ntwo\n*/\nvar<workgroup> a: array<f32, NOPE>;\n"
+    src += "@compute @workgroup_size(1) fn main() {}"
+    with pytest.raises(WgslgenError, match=r"line 4: .*unknown constant `NOPE`"):
+        analyze(src)
+
+
+@pytest.mark.parametrize(
+    ("decl", "why"),
+    [
+        ("const N = 2.5;", "is not an integer"),
+        ("const N = 4u / (2u - 2u);", "division by zero"),
+        ("const N = foo(3);", "function `foo` is not supported"),
+        ("const N = N + 1;", "defined in terms of itself"),
+        ("override N: u32;", "override `N` has no default"),
+    ],
+)
+def test_unevaluable_sizes(decl: str, why: str) -> None:
+    src = f"{decl}\nvar<workgroup> a: array<f32, N>;\n@compute @workgroup_size(1) fn main() {{}}"
+    with pytest.raises(WgslgenError, match=why):
+        analyze(src)
+
+
+def test_const_expressions() -> None:
+    src = """
+        const A = 10;
+        const B = -7 / 2;                // truncates toward zero: -3
+        const C = (1 << 4) >> 1;         // 8
+        const D = max(A % 3, min(5u, 2u)) * 3;  // 6
+        override WG_X: u32 = 8u;
+        @compute @workgroup_size(WG_X * 2, A + B, C - D + 1)
+        fn main() {}
+    """
+    facts = analyze(src)
+    assert facts.workgroup_size == (16, 7, 3) and facts.invocations == 336
+
+
+def test_entry_point_choice() -> None:
+    src = "@compute @workgroup_size(4) fn a() {}\n@compute @workgroup_size(8, 2) fn b() {}"
+    assert analyze(src, "b").workgroup_size == (8, 2, 1)
+    assert analyze(src, "a").entry_points == ("a", "b")
+    with pytest.raises(WgslgenError, match="expected one @compute entry point, found a, b"):
+        analyze(src)
+    with pytest.raises(WgslgenError, match="no @compute entry point `c`"):
+        analyze(src, "c")
+
+
+def test_uniform_and_storage_counts() -> None:
+    src = """
+        struct U { a: vec3<f32>, b: f32, c: array<vec4<f32>, 4> }
+        @group(0) @binding(0) var<uniform> u: U;
+        @group(1) @binding(0) var<storage, read> x: array<f32>;
+        @group(2) @binding(1) var<storage, read_write> y: array<f32>;
+        @compute @workgroup_size(1) fn main() {}
+    """
+    facts = analyze(src)
+    assert facts.uniform_vars == {"u": 80} and facts.uniform_bytes == 80
+    assert facts.storage_buffers == 2
+    assert facts.bind_groups == 3
+    assert facts.workgroup_bytes == 0
+
+
+def test_trailing_commas_and_opaque_types() -> None:
+    src = """
+        @group(0) @binding(0) var tex: texture_storage_2d<rgba8unorm, write>;
+        @group(0) @binding(1) var samp: sampler;
+        var<workgroup> a: array<f32, max(4, 8,),>;
+        fn helper(p: ptr<function, array<f32, 4>>) -> vec4<f32> { return vec4<f32>(); }
+        const_assert 1 < 2;
+        diagnostic(off, derivative_uniformity);
+        @compute @workgroup_size(8, 2,) fn main() {}
+    """
+    facts = analyze(src)
+    assert facts.workgroup_size == (8, 2, 1) and facts.workgroup_vars == {"a": 32}
+
+
+@pytest.mark.parametrize(
+    ("decl", "why"),
+    [
+        ("var<workgroup> a: array<f32>;", "line 1: a runtime-sized array has no fixed size"),
+        ("struct S { a: S }\nvar<workgroup> a: S;", "struct `S` contains itself"),
+        ("var<workgroup> a: Foo;", "line 1: type `Foo` is unknown"),
+        ("var<workgroup> a: texture_2d<f32>;", "type `texture_2d` has no memory layout"),
+        ("const N = 1 << (0 - 1);\nvar<workgroup> a: array<f32, N>;", "`1 << (0 - 1)`: negative"),
+    ],
+)
+def test_layout_errors(decl: str, why: str) -> None:
+    with pytest.raises(WgslgenError, match=re.escape(why)):
+        analyze(f"{decl}\n@compute @workgroup_size(1) fn main() {{}}")

@@ -1,0 +1,127 @@
+"""The engine interface: shaders in, one verdict per shader out; shared diagnostic parsing."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class ShaderInput:
+    """One WGSL text to validate, with the device features and limits it is meant for."""
+
+    id: str
+    source: str
+    features: frozenset[str] = frozenset()
+    limits: Mapping[str, int] = field(default_factory=dict)
+    path: str | None = None  # shown in diagnostics instead of the id when given
+    entry_point: str | None = None  # None: the module's only entry point
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One engine's judgement of one shader."""
+
+    id: str
+    engine: str
+    ok: bool
+    message: str = ""  # first line of the failure, "" when ok
+    diagnostic: str = ""  # the compiler's full text
+    line: int | None = None  # 1-based, in the WGSL text
+    column: int | None = None
+
+
+class Engine(Protocol):
+    """A real compiler or runtime that judges WGSL."""
+
+    name: str
+
+    def availability(self) -> str | None:
+        """None when usable, else why not (one line, with how to install)."""
+        ...
+
+    def version(self) -> str:
+        """Which compiler answers, and its version."""
+        ...
+
+    def validate(self, shaders: list[ShaderInput]) -> list[Verdict]:
+        """One verdict per shader, in order; a broken engine gives failing verdicts, not errors."""
+        ...
+
+
+# naga/wgpu codespan ("┌─ file:3:7"), and Tint (":3:7 error:" / "file.wgsl:3:7 error:").
+_CODESPAN = re.compile(r"┌─ [^\n]*?:(\d+):(\d+)\s*$", re.MULTILINE)
+_TINT = re.compile(r"(?:^|\s)[^\s:]*:(\d+):(\d+) error:", re.MULTILINE)
+
+
+def find_location(text: str) -> tuple[int | None, int | None]:
+    """The first line:column a compiler diagnostic points at, or (None, None)."""
+    m = _CODESPAN.search(text) or _TINT.search(text)
+    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+def failure(engine: str, shader_id: str, message: str, diagnostic: str = "") -> Verdict:
+    """A failing verdict whose location is read off ``diagnostic``."""
+    line, column = find_location(diagnostic)
+    return Verdict(shader_id, engine, False, message.strip(), diagnostic, line, column)
+
+
+def engine_failure(
+    engine: str, shaders: Sequence[ShaderInput], why: str, stderr: str = ""
+) -> list[Verdict]:
+    """The same failing verdict for every shader of a batch the engine itself failed on."""
+    message = f"{engine} engine failure: {why}"
+    diagnostic = f"{message}\n{stderr}".rstrip()
+    return [Verdict(s.id, engine, False, message, diagnostic) for s in shaders]
+
+
+@dataclass
+class Completed:
+    """What a subprocess did: exit code (None on timeout), its output, and whether it timed out."""
+
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+
+def run_process(
+    argv: Sequence[str],
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    input_text: str | None = None,
+) -> Completed:
+    """Run ``argv`` in its own process group and kill the whole group when it overruns."""
+    # A new session lets a timeout kill grandchildren too (a shell script's `sleep`), which
+    # would otherwise keep the pipes open and make communicate() wait for them.
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        env=None if env is None else dict(env),
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(input_text, timeout=timeout)
+        return Completed(proc.returncode, out, err, False)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        out, err = proc.communicate()
+        return Completed(None, out or "", err or "", True)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL a process started with start_new_session=True, and its children."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
