@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="write nothing; exit 1 listing every file that differs, is missing or extra",
     )
     p.add_argument("--no-validate", action="store_true", help="skip `wgslgen validate` afterwards")
+    from .cmd_validate import add_validation_options
+
+    add_validation_options(p)
     p.set_defaults(run=run)
 
 
