@@ -1,0 +1,85 @@
+"""wgslgen.testing: asserting in a user's own pytest suite that kernels pass, without the CLI."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wgslgen.errors import WgslgenError
+from wgslgen.testing import Report, assert_kernel_passes, check_kernel
+
+from .conftest import FIXTURES, GOOD_KERNELS, TEMPLATES
+
+SEED = FIXTURES / "harness" / "seed.wgsl"
+DQ = "attention_bwd_dq"
+SMALL = {"workgroup_size": 64, "storage": "pf16", "wmem": "f32"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _needs_cpu_adapter() -> None:
+    from wgslgen.device import choose_adapter
+
+    try:
+        choose_adapter("cpu")
+    except Exception as exc:  # pragma: no cover - no lavapipe on this machine
+        pytest.skip(f"no CPU adapter: {exc}")
+
+
+def test_check_kernel_returns_a_report() -> None:
+    report = check_kernel(
+        DQ, shapes=["head_dim=6,n_heads=2,n_kv_heads=1,history_len=9"], adapter="cpu", only=SMALL
+    )
+    assert isinstance(report, Report) and report.ok
+    assert {r.variant for r in report.results} == {
+        f"{DQ}__wg64_mh{mh}_spf16_wf32" for mh in (1024, 2048, 4096)
+    }
+    assert "llvmpipe" in report.adapter and report.profile == "adapter"
+
+
+def test_a_users_own_kernel_folder_passes() -> None:
+    report = assert_kernel_passes("scale", templates=[GOOD_KERNELS / "scale"], adapter="cpu")
+    assert report.counts() == {"pass": 5 * 2}  # 5 variants × 2 test shapes
+
+
+def test_a_plain_wgsl_file_can_borrow_a_reference() -> None:
+    report = assert_kernel_passes(
+        "seed",
+        templates=[SEED],
+        adapter="cpu",
+        reference=DQ,
+        shapes=[{"head_dim": 16, "n_heads": 4, "n_kv_heads": 2, "history_len": 100}],
+    )
+    assert [r.status for r in report.results] == ["pass"]
+
+
+def test_assert_kernel_passes_raises_with_the_table_of_failures(tmp_path: Path) -> None:
+    folder = tmp_path / DQ
+    shutil.copytree(TEMPLATES / DQ, folder)
+    template = folder / f"{DQ}.wgsl.j2"
+    template.write_text(
+        template.read_text().replace("d_q[q_off + d] = acc;", "d_q[q_off + d] = acc * 1.01;")
+    )
+    with pytest.raises(AssertionError) as info:
+        assert_kernel_passes(
+            DQ,
+            templates=[folder],
+            adapter="cpu",
+            only=SMALL,
+            shapes=["head_dim=8,n_heads=2,n_kv_heads=2,history_len=5"],
+        )
+    text = str(info.value)
+    assert f"kernel {DQ} does not pass" in text
+    assert f"FAIL     {DQ}__wg64_mh1024_spf16_wf32 @ head_dim=8" in text
+    assert "d_q:" in text and "max rel" in text
+
+
+def test_a_run_that_tests_nothing_does_not_pass() -> None:
+    with pytest.raises(AssertionError, match="no interface"):
+        assert_kernel_passes("seed", templates=[SEED], adapter="cpu")
+
+
+def test_an_unknown_kernel_is_an_error() -> None:
+    with pytest.raises(WgslgenError, match="unknown kernel"):
+        check_kernel("no_such_kernel", adapter="cpu")

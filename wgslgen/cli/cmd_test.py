@@ -1,0 +1,157 @@
+"""`wgslgen test`: every variant that fits the profile, against its numpy reference, on a device."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from rich import box
+from rich.table import Table
+
+from ..build import apply_overrides, parse_overrides
+from ..errors import WgslgenError
+from ..harness import DEFAULT_TIMEOUT_S, CaseResult, Harness, Report
+from ..loader import discover, select
+from ..reference import with_reference
+from ..spec import format_shape, parse_shape
+from .output import add_common_options, console, emit_json, progress
+
+_CELL = {
+    "pass": "[green]pass[/]",
+    "fail": "[bold red]FAIL[/]",
+    "error": "[bold red]ERROR[/]",
+    "timeout": "[bold red]TIMEOUT[/]",
+    "crash": "[bold red]CRASH[/]",
+    "n/a": "[dim]n/a[/]",
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``test`` command."""
+    p = sub.add_parser("test", help="run every variant against its numpy reference on a device")
+    add_common_options(p)
+    p.add_argument(
+        "--shape",
+        action="append",
+        type=parse_shape,
+        metavar="K=V,...",
+        help="test at this problem shape instead of the spec's (repeatable)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="AXIS=VALUE",
+        help="only variants with this axis value (repeatable)",
+    )
+    p.add_argument(
+        "--profile",
+        default="adapter",
+        help="limit profile a variant must fit to be run: adapter (what the device "
+        "reports; default), webgpu, compat, wgpu-downlevel or a JSON file",
+    )
+    p.add_argument(
+        "--adapter",
+        default=None,
+        metavar="A",
+        help="adapter: cpu, gpu or a name substring (default: a GPU if any)",
+    )
+    p.add_argument(
+        "--reference",
+        metavar="KERNEL",
+        help="plain .wgsl kernels borrow this kernel's interface, problem, test "
+        "shapes, tolerances and reference (as its baseline variant)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help=f"deadline per variant and shape, in seconds ({DEFAULT_TIMEOUT_S:g})",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (0)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan, run with a progress bar, print the table; 1 when anything failed."""
+    kernels = select(discover(args.templates), args.kernel)
+    if not kernels:
+        raise WgslgenError("no kernel found in the templates given")
+    kernels = with_reference(kernels, args.reference, args.templates)
+    overrides = parse_overrides(args.set)
+    chooser = (lambda spec: apply_overrides(spec, overrides)) if overrides else None
+    with Harness(args.adapter, args.timeout, args.seed) as harness:
+        if not args.json:
+            console.print(f"adapter: {harness.adapter_info['label']}")
+        plan = harness.plan(kernels, args.shape, args.profile, chooser)
+        with progress("testing", len(plan.cases), enabled=not args.json) as bar:
+            report = harness.execute(
+                plan, on_case=lambda r: bar.advance(f"{r.variant} {format_shape(r.shape)}")
+            )
+    if args.json:
+        emit_json(report.to_dict())
+    else:
+        _print_report(report)
+    return 0 if report.ok else 1
+
+
+def _print_report(report: Report) -> None:
+    by_kernel: dict[str, list[CaseResult]] = {}
+    for r in report.results:
+        by_kernel.setdefault(r.kernel, []).append(r)
+    for kernel, results in by_kernel.items():
+        _print_kernel_table(kernel, results, report)
+    _print_details("failures", report.failures)
+    _print_details(
+        "n/a (preconditions exclude the shape)",
+        [r for r in report.results if r.status == "n/a"],
+        style="dim",
+    )
+    for n in report.not_run:
+        console.print(f"[dim]not run[/] {n.variant or n.kernel}: {n.reason}")
+    for note in report.notes():
+        console.print(f"[yellow]{note}[/]")
+    style = "green" if report.ok else "bold red"
+    console.print(f"[{style}]{report.summary()}[/]")
+    if not report.results:
+        console.print("[bold red]nothing was run[/]")
+
+
+def _print_kernel_table(kernel: str, results: list[CaseResult], report: Report) -> None:
+    shapes = list(dict.fromkeys(format_shape(r.shape) for r in results))
+    for i, s in enumerate(shapes, 1):
+        console.print(f"  S{i}: {s}")
+    table = Table(
+        title=f"wgslgen test: {kernel} on {report.adapter} (profile {report.profile})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,  # no vertical rules: the matrix fits 80 columns
+        pad_edge=False,
+    )
+    # The variant name is what a reader needs whole; rich squeezes the other columns first.
+    table.add_column(
+        "variant", no_wrap=True, min_width=min(60, max(len(r.variant) for r in results))
+    )
+    width = max(len(r.status) for r in results)
+    for i in range(1, len(shapes) + 1):
+        table.add_column(f"S{i}", no_wrap=True, min_width=width)
+    table.add_column("max err", justify="right", no_wrap=True)
+    rows: dict[str, dict[str, CaseResult]] = {}
+    for r in results:
+        rows.setdefault(r.variant, {})[format_shape(r.shape)] = r
+    for variant, cells in rows.items():
+        errors = [c.max_abs for c in cells.values() if c.max_abs is not None]
+        worst = f"{max(errors):.1e}" if errors else ""
+        table.add_row(
+            variant, *(_CELL[cells[s].status] if s in cells else "" for s in shapes), worst
+        )
+    console.print(table)
+
+
+def _print_details(title: str, results: Sequence[CaseResult], style: str = "bold red") -> None:
+    if not results:
+        return
+    console.print(f"[bold]{title}:[/]")
+    for r in results:
+        console.print(f"  [{style}]{r.status}[/] {r.variant} @ {format_shape(r.shape)}")
+        for line in r.message.splitlines():
+            console.print(f"      {line}", markup=False, highlight=False)

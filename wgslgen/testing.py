@@ -1,0 +1,71 @@
+"""For users' own pytest suites: check that a project's kernels pass, without the CLI.
+
+Example, in a project that keeps its kernels under ``kernels/``::
+
+    from wgslgen.testing import assert_kernel_passes
+
+    def test_softmax_kernels():
+        assert_kernel_passes("softmax", templates=["kernels"], adapter="cpu")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from .build import apply_overrides
+from .harness import DEFAULT_TIMEOUT_S, Report, check_kernels
+from .loader import discover, select
+from .reference import with_reference
+from .spec import KernelSpec, Variant, parse_shape
+
+__all__ = ["Report", "assert_kernel_passes", "check_kernel"]
+
+
+def check_kernel(
+    name: str,
+    templates: Sequence[Path | str] | None = None,
+    shapes: Sequence[Mapping[str, int] | str] | None = None,
+    adapter: str | None = None,
+    *,
+    profile: str = "adapter",
+    reference: str | None = None,
+    only: Mapping[str, object] | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    seed: int = 0,
+) -> Report:
+    """Run kernel ``name``'s variants that fit ``profile`` against its reference; the Report.
+
+    ``shapes`` default to the spec's test shapes (dicts or ``"k=v,..."`` text); ``only``
+    keeps the variants with these axis values; ``reference`` lets a plain .wgsl kernel borrow
+    a named kernel's interface and reference, as ``wgslgen test --reference`` does.
+    """
+    kernels = with_reference(select(discover(templates), [name]), reference, templates)
+    parsed = [parse_shape(s) if isinstance(s, str) else dict(s) for s in shapes or []]
+
+    def chooser(spec: KernelSpec) -> list[Variant]:
+        return apply_overrides(spec, {k: str(v) for k, v in (only or {}).items()})
+
+    return check_kernels(
+        kernels,
+        shapes=parsed or None,
+        profile=profile,
+        adapter=adapter,
+        timeout=timeout,
+        seed=seed,
+        select=chooser if only else None,
+    )
+
+
+def assert_kernel_passes(
+    name: str,
+    templates: Sequence[Path | str] | None = None,
+    shapes: Sequence[Mapping[str, int] | str] | None = None,
+    adapter: str | None = None,
+    **options: object,
+) -> Report:
+    """Like :func:`check_kernel`, but raise AssertionError listing every failing case."""
+    report = check_kernel(name, templates, shapes, adapter, **options)  # type: ignore[arg-type]
+    if not report.ok:
+        raise AssertionError(f"kernel {name} does not pass:\n{report.failure_table()}")
+    return report
