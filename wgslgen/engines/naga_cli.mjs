@@ -6,6 +6,7 @@
 //                                       .spv .metal .hlsl .wgsl, GLSL .comp/.vert/.frag or
 //                                       x.comp.glsl); no OUTPUT prints "Validation successful"
 //   naga_cli.mjs --bulk-validate FILE... validate many files in one process
+//   naga_cli.mjs --bulk-translate JOBS  wgslgen extension, not in naga-cli (see bulkTranslate)
 //   naga_cli.mjs --version
 //   options: --entry-point NAME, --profile es310|core450, --shader-model 50|51|60,
 //            --metal-version 2.0, --keep-coordinate-space, -g, --stdin-file-path PATH
@@ -46,7 +47,9 @@ const naga = await import(pathToFileURL(entry).href);
 class CliError extends Error {}
 
 function parseArgs(argv) {
-  const opts = { files: [], bulk: false, version: false, keep: false, debug: false };
+  const opts = {
+    files: [], bulk: false, bulkTranslate: false, version: false, keep: false, debug: false,
+  };
   const valued = {
     "--entry-point": "entryPoint", "--profile": "profile", "--shader-model": "shaderModel",
     "--metal-version": "metalVersion", "--stdin-file-path": "stdinPath",
@@ -56,6 +59,7 @@ function parseArgs(argv) {
     let value;
     if (arg.startsWith("--") && arg.includes("=")) [arg, value] = arg.split(/=(.*)/s, 2);
     if (arg === "--bulk-validate") opts.bulk = true;
+    else if (arg === "--bulk-translate") opts.bulkTranslate = true;
     else if (arg === "--version") opts.version = true;
     else if (arg === "--keep-coordinate-space") opts.keep = true;
     else if (arg === "-g" || arg === "--generate-debug-symbols") opts.debug = true;
@@ -170,6 +174,71 @@ function bulkValidate(files) {
   return 1;
 }
 
+// wgslgen extension (naga-cli has no such mode): translate many inputs to many outputs in one
+// process, because compiling naga's WebAssembly costs far more than translating one kernel.
+//
+//   naga_cli.mjs --bulk-translate JOBS [options]
+//
+// JOBS is a JSON file ("-" for stdin): [{"input": PATH, "outputs": [PATH...], "entryPoint"?}],
+// outputs named as in single mode, options as in single mode (a job's entryPoint overrides
+// --entry-point). One JSON line per (input, output) pair goes to stdout, in job order, as soon
+// as it is known:
+//   {"input": PATH, "output": PATH, "ok": true}
+//   {"input": PATH, "output": PATH, "ok": false, "kind": KIND, "error": TEXT}
+// KIND is "parse" or "validation" (every output of that input fails alike), "write" (naga's
+// writer refused this output), "io", or "panic". Exit 0 when every output was written, 1 when
+// any failed; a panic reports its pair and exits 101 at once (naga's state after a trap is not
+// to be trusted), so the caller reruns the jobs that were not reported in a new process.
+function bulkTranslate(opts) {
+  if (opts.files.length !== 1) throw new CliError("--bulk-translate takes one JOBS file (or -)");
+  const jobs = JSON.parse(readFileSync(opts.files[0] === "-" ? 0 : opts.files[0], "utf8"));
+  if (!Array.isArray(jobs)) throw new CliError("--bulk-translate: JOBS must be a JSON array");
+  let failed = 0;
+  const report = (input, output, error) => {
+    const line = error ? { input, output, ok: false, ...error } : { input, output, ok: true };
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+    if (error) failed += 1;
+  };
+  for (const job of jobs) {
+    const { input, outputs = [] } = job;
+    const jobOpts = { ...opts, entryPoint: job.entryPoint ?? opts.entryPoint };
+    let result;
+    try {
+      result = check(input, readFileSync(input));
+    } catch (e) {
+      const error = classify(e, "io");
+      for (const output of outputs) report(input, output, error);
+      if (error.kind === "panic") return 101;
+      continue;
+    }
+    if (result.error !== undefined) {
+      for (const output of outputs) report(input, output, result);
+      continue;
+    }
+    for (const output of outputs) {
+      try {
+        writeOutput(result.module, result.info, output, jobOpts);
+        report(input, output, null);
+      } catch (e) {
+        const error = classify(e, "write");
+        report(input, output, error);
+        if (error.kind === "panic") return 101; // no free(): the instance trapped
+      }
+    }
+    result.info.free();
+    result.module.free();
+  }
+  return failed === 0 ? 0 : 1;
+}
+
+// An exception of bulkTranslate as {kind, error}: expected failures keep `kind`.
+function classify(e, kind) {
+  if (e instanceof naga.NagaError) return { kind: e.kind === "write" ? "write" : kind, error: e.formatted };
+  if (e instanceof CliError) return { kind, error: e.message };
+  if (e?.code !== undefined && e?.syscall !== undefined) return { kind: "io", error: e.message };
+  return { kind: "panic", error: `naga panicked: ${e?.stack ?? e}` };
+}
+
 function single(opts) {
   let inputPath;
   let bytes;
@@ -214,6 +283,7 @@ function main() {
       );
       return 0;
     }
+    if (opts.bulkTranslate) return bulkTranslate(opts);
     return opts.bulk ? bulkValidate(opts.files) : single(opts);
   } catch (e) {
     if (e instanceof CliError || e instanceof naga.NagaError) {
