@@ -11,7 +11,15 @@ from ..limits import load_profile
 from ..loader import discover, select
 from ..render import RenderedVariant, render_families
 from ..validate import ValidationReport, is_limit_failure, validate
-from .output import add_common_options, console, emit_json, print_table, progress
+from .output import (
+    add_common_options,
+    console,
+    emit_json,
+    err_console,
+    print_error,
+    print_table,
+    progress,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -94,10 +102,17 @@ def _validate_and_report(args: argparse.Namespace, rendered: Sequence[RenderedVa
         if report.not_fitting(load_profile(p).name)
     ]
     for p in failed_requirements:
-        console.print(
+        # On stderr under --json: stdout must stay one JSON document.
+        (err_console if args.json else console).print(
             f"[red]--require {p}:[/] {len(report.not_fitting(load_profile(p).name))} "
             "variant(s) do not fit"
         )
+    # An engine asked for by name that could not run validated nothing: not a pass.
+    unusable = {n: why for n, why in report.engines_missing.items() if n in (engines or [])}
+    for name, why in unusable.items():
+        print_error(f"--engines {name}: not available: {why}")
+    if unusable:
+        return 2
     return 1 if report.compile_failures() or failed_requirements else 0
 
 

@@ -273,24 +273,25 @@ class NagaEngine:
     ) -> None:
         """Run jobs through --bulk-translate, in a fresh process after each crash or hang."""
         pending = list(jobs)
+        started = False  # whether naga reported any output yet; before that, failing is its own
         while pending:
             before = sum(len(job.results) for job in pending)
             rc, stderr, hung, panicked = self._bulk_run(cmd, pending, progress)
-            reported = sum(len(job.results) for job in pending) > before
+            started = started or sum(len(job.results) for job in pending) > before
             pending = [j for j in pending if not j.complete()]
-            if not pending:
-                return
+            if not pending or panicked:  # a panic is reported against its own output
+                continue
             if hung:
                 why = f"timed out after {self.timeout:g} s without progress"
             elif rc in (0, 1):
                 why = "exited without reporting every output"
             else:
                 why = f"killed by signal {-rc}" if rc is not None and rc < 0 else f"exit code {rc}"
-            # A panic is reported against its own output; otherwise the first unreported output
-            # was the one in progress. When nothing came out at all, naga cannot run: fail all.
-            for job in [] if panicked else pending[:1] if reported else pending:
+            # The first unreported output was the one in progress: blame it, rerun the rest.
+            # If naga never reported anything it cannot run at all: fail everything once.
+            for job in pending[:1] if started else pending:
                 missing = [t for t in job.targets if t not in job.results]
-                for t in missing[:1] if reported else missing:
+                for t in missing[:1] if started else missing:
                     job.results[t] = job.engine_error(t, why, stderr)
                 if job.complete():
                     progress(1)
@@ -327,9 +328,13 @@ class NagaEngine:
             if msg.get("ok"):
                 job.results[target] = _read_output(target, msg["output"])
             else:
+                text = str(msg.get("error", ""))
                 panicked = msg.get("kind") == "panic"
-                kind = "engine" if panicked else msg.get("kind", "write")
-                job.results[target] = job.error(target, kind, str(msg.get("error", "")))
+                job.results[target] = (
+                    job.engine_error(target, "panicked", text)
+                    if panicked
+                    else job.error(target, msg.get("kind", "write"), text)
+                )
             if job.complete():
                 progress(1)
 

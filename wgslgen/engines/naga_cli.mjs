@@ -187,8 +187,9 @@ function bulkValidate(files) {
 //   {"input": PATH, "output": PATH, "ok": false, "kind": KIND, "error": TEXT}
 // KIND is "parse" or "validation" (every output of that input fails alike), "write" (naga's
 // writer refused this output), "io", or "panic". Exit 0 when every output was written, 1 when
-// any failed; a panic reports its pair and exits 101 at once (naga's state after a trap is not
-// to be trusted), so the caller reruns the jobs that were not reported in a new process.
+// any failed. A panic is reported against the output (or the input) at fault and exits 101 at
+// once, since naga's state after a trap is not to be trusted: the caller reruns the pairs that
+// were not reported in a new process.
 function bulkTranslate(opts) {
   if (opts.files.length !== 1) throw new CliError("--bulk-translate takes one JOBS file (or -)");
   const jobs = JSON.parse(readFileSync(opts.files[0] === "-" ? 0 : opts.files[0], "utf8"));
@@ -233,7 +234,9 @@ function bulkTranslate(opts) {
 
 // An exception of bulkTranslate as {kind, error}: expected failures keep `kind`.
 function classify(e, kind) {
-  if (e instanceof naga.NagaError) return { kind: e.kind === "write" ? "write" : kind, error: e.formatted };
+  if (e instanceof naga.NagaError) {
+    return { kind: e.kind === "write" ? "write" : kind, error: e.formatted };
+  }
   if (e instanceof CliError) return { kind, error: e.message };
   if (e?.code !== undefined && e?.syscall !== undefined) return { kind: "io", error: e.message };
   return { kind: "panic", error: `naga panicked: ${e?.stack ?? e}` };
