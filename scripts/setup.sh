@@ -20,12 +20,12 @@ fi
 
 stamp_of() { cat "$@" | sha256sum | cut -c1-16; }
 
-py_stamp=$(stamp_of pyproject.toml)
+py_stamp=$(stamp_of pyproject.toml scripts/setup.sh)
 if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.setup-stamp 2>/dev/null)" != "$py_stamp" ]; then
     echo "setup: creating the Python environment in .venv"
     python3 -m venv .venv
     .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e ".[dev,dawn]"
+    .venv/bin/python -m pip install -q -e ".[dev,dawn,tune]"
     echo "$py_stamp" > .venv/.setup-stamp
 fi
 

@@ -228,6 +228,10 @@ class Harness:
             self._cases.popitem(last=False)
         return case
 
+    @property
+    def _timestamp_feature(self) -> frozenset[str]:
+        return frozenset({"timestamp-query"} & set(self.adapter_info["features"]))
+
     def job(self, rendered: RenderedVariant, case: Case, kind: str = "run") -> dict[str, Any]:
         """The worker job that dispatches ``rendered`` on ``case``'s buffers."""
         variant = rendered.variant
@@ -254,7 +258,9 @@ class Harness:
             "source": rendered.source,
             "sha256": rendered.sha256,
             "entry_point": rendered.entry_point,
-            "features": sorted(rendered.features),
+            # Timestamps on every device: bench jobs need them (else the wall clock), and one
+            # device per feature set lets checking and timing share one pipeline.
+            "features": sorted(rendered.features | self._timestamp_feature),
             "limits": dict(self.limits or self.adapter_info["limits"]),
             "bindings": bindings,
             "dispatch": list(variant.dispatch(case.scope)),

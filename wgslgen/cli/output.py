@@ -18,7 +18,7 @@ err_console = Console(stderr=True, highlight=False)
 
 def print_error(message: str) -> None:
     """An error for people: 'error:' and the message, on stderr."""
-    err_console.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    err_console.print("error: " + message, markup=False, style="bold red", soft_wrap=True)
 
 
 def emit_json(obj: Any) -> None:

@@ -1,0 +1,231 @@
+"""`wgslgen db show|merge|prune`: look at, combine and clean the results database."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from rich.markup import escape
+
+from ..db import Record, ResultsDB, canonical_shape
+from .output import add_common_options, console, emit_json, err_console, print_table, progress
+
+DEFAULT_DB = Path("tuning/results.jsonl")
+
+
+def format_ns(ns: float | None) -> str:
+    """A duration for people: '812 ns', '12.3 µs', '4.56 ms', '1.20 s'."""
+    if ns is None:
+        return "-"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            value = ns / scale
+            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return f"{ns:.0f} ns"
+
+
+def report_problems(path: Path, problems: Sequence[tuple[int, str]], quiet: bool = False) -> None:
+    """Warn (stderr) about each unreadable line of a results file: it is skipped, not fatal."""
+    if quiet:
+        return
+    for line, why in problems:
+        err_console.print(
+            f"[yellow]warning:[/] {escape(f'{path}:{line}: unreadable record skipped: {why}')}",
+            markup=True,
+            soft_wrap=True,
+        )
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``db`` command and its sub-commands."""
+    p = sub.add_parser("db", help="show, merge or prune the tuning results database")
+    dbsub = p.add_subparsers(dest="db_command", metavar="SUBCOMMAND", required=True)
+
+    show = dbsub.add_parser("show", help="a table of the records (latest per key)")
+    _db_option(show)
+    add_common_options(show, templates=False)
+    show.add_argument("--kernel", action="append", metavar="K", help="only this kernel")
+    show.add_argument("--shape", action="append", metavar="k=v,...", help="only this shape")
+    show.add_argument("--status", action="append", metavar="S", help="only this status")
+    show.add_argument("--all", action="store_true", help="every line, not just the latest")
+    show.set_defaults(run=run_show)
+
+    merge = dbsub.add_parser("merge", help="add other machines' results files, once each")
+    _db_option(merge)
+    merge.add_argument("--json", action="store_true", help="print JSON for machines")
+    merge.add_argument("others", nargs="+", type=Path, metavar="FILE", help="results files")
+    merge.set_defaults(run=run_merge)
+
+    prune = dbsub.add_parser(
+        "prune", help="drop records of renderings the current templates no longer produce"
+    )
+    _db_option(prune)
+    add_common_options(prune, templates=True)
+    prune.add_argument(
+        "--all",
+        action="store_true",
+        help="also drop records of kernels the templates do not define (kept by default: "
+        "they may come from another --templates folder)",
+    )
+    prune.add_argument("--dry-run", action="store_true", help="say what would go; change nothing")
+    prune.set_defaults(run=run_prune)
+
+
+def _db_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db", type=Path, default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})"
+    )
+
+
+def latest(records: Iterable[Record]) -> list[Record]:
+    """The latest record per key (as ResultsDB.get picks it), in first-seen order."""
+    best: dict[object, Record] = {}
+    for r in records:
+        old = best.get(r.key)
+        if old is None or r.measured_at >= old.measured_at:
+            best[r.key] = r
+    return list(best.values())
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print the records that match the filters."""
+    report = ResultsDB(args.db).load()
+    report_problems(args.db, report.problems)
+    records = report.records if args.all else latest(report.records)
+    shapes = {canonical_shape(s) for s in args.shape or []}
+    records = [
+        r
+        for r in records
+        if (not args.kernel or r.kernel in args.kernel)
+        and (not shapes or r.key.shape in shapes)
+        and (not args.status or r.status in args.status)
+    ]
+    records.sort(key=lambda r: (r.kernel, r.key.shape, r.key.device, _median(r), r.variant))
+    if args.json:
+        emit_json(
+            {
+                "db": str(args.db),
+                "records": [r.to_dict() for r in records],
+                "skipped_lines": [{"line": n, "problem": why} for n, why in report.problems],
+            }
+        )
+        return 0
+    rows = [
+        (
+            r.kernel,
+            _short(r),
+            r.key.shape,
+            r.device_info.get("label", r.key.device),
+            r.status,
+            format_ns(r.measurement.median_ns if r.measurement else None),
+            format_ns(r.measurement.iqr_ns if r.measurement else None),
+            r.measurement.reps if r.measurement else "-",
+            r.measured_at[:19].replace("T", " "),
+            r.key.source_sha256[:10],
+        )
+        for r in records
+    ]
+    cols = ["kernel", "variant", "shape", "device", "status", "median", "IQR", "reps",
+            "measured (UTC)", "sha256"]  # fmt: skip
+    print_table(escape(str(args.db)), cols, [[escape(str(c)) for c in row] for row in rows])
+    skipped = f", {len(report.problems)} unreadable line(s) skipped" if report.problems else ""
+    console.print(f"{len(rows)} record(s){skipped}", markup=False)
+    return 0
+
+
+def _median(r: Record) -> float:
+    return r.measurement.median_ns if r.measurement else float("inf")
+
+
+def _short(r: Record) -> str:
+    prefix = f"{r.kernel}__"
+    return r.variant[len(prefix) :] if r.variant.startswith(prefix) else r.variant
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    """Merge the given results files into the database."""
+    stats = ResultsDB(args.db).merge(args.others)
+    for path, line, why in stats.problems:
+        report_problems(Path(path), [(line, why)])
+    if args.json:
+        emit_json(
+            {
+                "db": str(args.db),
+                "added": stats.added,
+                "duplicates": stats.duplicates,
+                "skipped_lines": [
+                    {"file": f, "line": n, "problem": w} for f, n, w in stats.problems
+                ],
+            }
+        )
+    else:
+        console.print(
+            f"{args.db}: {stats.added} record(s) added, {stats.duplicates} duplicate(s) dropped"
+            + (f", {len(stats.problems)} unreadable line(s) skipped" if stats.problems else ""),
+            markup=False,
+        )
+    return 0
+
+
+def current_shas(kernels: Sequence, on_variant=None) -> set[str]:
+    """The results key of every variant of ``kernels`` as the templates render it now."""
+    from ..render import render
+    from ..selection import result_sha256
+
+    shas: set[str] = set()
+    for spec in kernels:
+        if spec.problem is None:
+            continue  # nothing that cannot run was ever timed
+        for variant in spec.variants:
+            shas.add(result_sha256(render(variant, "naga")))  # what tune runs and keys
+            if on_variant:
+                on_variant(variant.name)
+    return shas
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    """Drop records whose source is no longer rendered by the templates."""
+    from ..loader import discover, select
+
+    kernels = select(discover(args.templates), args.kernel)
+    names = {k.name for k in kernels}
+    with progress("rendering", sum(len(k.variants) for k in kernels), not args.json) as bar:
+        keep = current_shas(kernels, bar.advance)
+    db = ResultsDB(args.db)
+    report = db.load()
+    report_problems(args.db, report.problems)
+    # Records of kernels outside the selection are not judged: their templates are not here.
+    foreign = {r.key.source_sha256 for r in report.records if r.kernel not in names}
+    if not args.all:
+        keep |= foreign
+    doomed = [r for r in report.records if r.key.source_sha256 not in keep]
+    kept_foreign = sum(1 for r in report.records if r.kernel not in names) if not args.all else 0
+    if not args.dry_run and (doomed or report.problems):
+        db.prune(keep)
+    if args.json:
+        emit_json(
+            {
+                "db": str(args.db),
+                "dropped": len(doomed),
+                "kept": len(report.records) - len(doomed),
+                "kept_other_kernels": kept_foreign,
+                "dry_run": args.dry_run,
+                "stale": [{"kernel": r.kernel, "variant": r.variant, "shape": r.key.shape,
+                           "sha256": r.key.source_sha256} for r in doomed],
+            }
+        )  # fmt: skip
+        return 0
+    verb = "would drop" if args.dry_run else "dropped"
+    for r in doomed:
+        line = f"  {verb} {r.variant} {r.key.shape} ({r.key.source_sha256[:10]}, stale)"
+        console.print(line, markup=False)
+    text = (
+        f"{args.db}: {verb} {len(doomed)} stale record(s), kept {len(report.records) - len(doomed)}"
+    )
+    if kept_foreign:
+        text += f" ({kept_foreign} of kernels not in the templates; --all drops them)"
+    if report.problems and not args.dry_run:
+        text += f"; {len(report.problems)} unreadable line(s) removed"
+    console.print(text, markup=False)
+    return 0

@@ -1,0 +1,314 @@
+"""`wgslgen tune`: time the correct variants per shape, keep every result, select the winners."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from ..build import apply_overrides, parse_overrides
+from ..db import ResultsDB, read_selection
+from ..errors import WgslgenError
+from ..harness import DEFAULT_TIMEOUT_S
+from ..loader import discover, select
+from ..search import STRATEGIES, Budget
+from ..selection import update_selection
+from ..spec import format_shape, parse_shape
+from ..tune import ShapeReport, Totals, TuneOptions, TuneSession
+from .cmd_db import DEFAULT_DB, format_ns, report_problems
+from .output import add_common_options, console, emit_json, progress
+
+DEFAULT_SELECTION = Path("tuning/selection.json")
+_UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30}
+_SECONDS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600}
+
+
+def parse_bytes(text: str) -> int:
+    """'1048576', '32M', '32MiB', '1G' → bytes (K/M/G powers of two, as cache sizes are)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?)(i?)b?\s*", text.lower())
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size such as 32M or 1048576")
+    return int(float(m.group(1)) * (_UNITS[m.group(2) + "i"] if m.group(2) else 1))
+
+
+def parse_seconds(text: str) -> float:
+    """'60', '60s', '2m', '1h' → seconds."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*", text.lower())
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 60s or 2m")
+    return float(m.group(1)) * _SECONDS[m.group(2) or ""]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``tune`` command."""
+    p = sub.add_parser("tune", help="time the correct variants per shape and select the fastest")
+    add_common_options(p)
+    p.add_argument(
+        "--shape",
+        action="append",
+        type=parse_shape,
+        metavar="K=V,...",
+        help="problem shape to tune for (repeatable; default: the spec's [tune].shapes)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="AXIS=VALUE",
+        help="only variants with this axis value (repeatable); the baseline is "
+        "still measured, for the speedup",
+    )
+    p.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="auto",
+        help="exhaustive, random, tpe (needs optuna) or auto (default: exhaustive "
+        "for a small space without a budget, else tpe or random)",
+    )
+    p.add_argument("--budget", type=int, metavar="N", help="at most N variants per shape")
+    p.add_argument(
+        "--time",
+        type=parse_seconds,
+        metavar="DURATION",
+        help="search at most this long per shape, e.g. 60s or 2m",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of random and tpe search (0)")
+    p.add_argument(
+        "--adapter",
+        metavar="A",
+        help="adapter: cpu, gpu or a name substring (default: a GPU if any)",
+    )
+    p.add_argument(
+        "--profile",
+        default="adapter",
+        help="limit profile a variant must fit to be a candidate: adapter "
+        "(default), webgpu, compat, wgpu-downlevel or a JSON file",
+    )
+    p.add_argument(
+        "--warm",
+        action="store_true",
+        help="time with warm caches (default: flush the cache before each sample)",
+    )
+    p.add_argument(
+        "--l2-bytes",
+        type=parse_bytes,
+        metavar="SIZE",
+        help="last-level cache size to flush, e.g. 32M (default 128M: 256M written)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help=f"deadline per check and per timing job, in seconds ({DEFAULT_TIMEOUT_S:g})",
+    )
+    p.add_argument(
+        "--finalists",
+        type=int,
+        default=3,
+        metavar="N",
+        help="re-time up to N variants within --margin of the best head-to-head (3)",
+    )
+    p.add_argument(
+        "--margin",
+        type=float,
+        default=0.10,
+        metavar="F",
+        help="finalists are within this fraction of the best median (0.10)",
+    )
+    p.add_argument("--rounds", type=int, default=15, help="head-to-head rounds (15)")
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="run again variants recorded as timeout or crash",
+    )
+    p.add_argument(
+        "--db", type=Path, default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})"
+    )
+    p.add_argument(
+        "--selection",
+        type=Path,
+        default=DEFAULT_SELECTION,
+        help=f"selection file to update (default {DEFAULT_SELECTION})",
+    )
+    p.add_argument(
+        "--plot", type=Path, metavar="OUT.png", help="plot the time per variant (needs matplotlib)"
+    )
+    p.add_argument(
+        "--top",
+        type=int,
+        default=20,
+        metavar="N",
+        help="leaderboard rows per shape (20; tagged rows are always shown)",
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan every (kernel, shape), tune with a progress bar, print, write the selection."""
+    started = time.perf_counter()
+    kernels = select(discover(args.templates), args.kernel)
+    if len(kernels) > 1 and not args.kernel:
+        names = ", ".join(k.name for k in kernels)
+        raise WgslgenError(f"name the kernel(s) to tune with --kernel (found: {names})")
+    if args.plot:
+        from ..plot import require_matplotlib
+
+        require_matplotlib()
+    if args.selection.exists():
+        read_selection(args.selection)  # refuse a broken file before spending time
+    overrides = parse_overrides(args.set)
+    options = TuneOptions(
+        adapter=args.adapter, profile=args.profile, warm=args.warm, l2_bytes=args.l2_bytes,
+        strategy=args.strategy, budget=Budget(args.budget, args.time), seed=args.seed,
+        timeout=args.timeout, finalists=args.finalists, margin=args.margin, rounds=args.rounds,
+        retry_failed=args.retry_failed,
+    )  # fmt: skip
+    db = ResultsDB(args.db)
+    problems = db.load().problems
+    report_problems(args.db, problems)
+    reports: list[ShapeReport] = []
+    with TuneSession(options, db) as session:
+        if not args.json:
+            console.print(f"adapter: {session.device_label}   profile: {args.profile}   "
+                          f"timing: {_method(options)}", markup=False)  # fmt: skip
+        plans = []
+        for spec in kernels:
+            variants = apply_overrides(spec, overrides) if overrides else None
+            shapes = args.shape or list(spec.tune_shapes)
+            if not shapes:
+                raise WgslgenError(f"kernel {spec.name} has no [tune].shapes; pass --shape K=V,...")
+            plans += [session.plan(spec, s, variants) for s in shapes]
+        with progress("tuning", sum(p.steps for p in plans), enabled=not args.json) as bar:
+            session.on_step = bar.advance
+            for plan in plans:
+                report = session.run(plan)
+                session.select(report)
+                reports.append(report)
+                if not args.json:
+                    _print_shape(report, args.top)
+        totals = session.totals
+        device = {"label": session.device_label, "digest": session.device_key.digest()}
+    entries = [r.selection for r in reports if r.selection is not None]
+    if entries:
+        update_selection(args.selection, entries)
+    wall = time.perf_counter() - started
+    if args.plot:
+        from ..plot import plot_reports
+
+        plot_reports(reports, args.plot, device["label"])
+    if args.json:
+        emit_json(_json(args, reports, totals, device, wall, problems))
+    else:
+        _print_summary(args, reports, totals, wall, len(entries))
+    return 0 if entries else 1
+
+
+def _method(options: TuneOptions) -> str:
+    if options.warm:
+        return "warm cache"
+    return f"cold cache (flush {format_bytes(options.flush_bytes())} before each sample)"
+
+
+def format_bytes(n: int) -> str:
+    """Bytes for people, in binary units."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n} B"
+
+
+def _speedup(x: float | None) -> str:
+    return f"{x:.2f}x" if x else "-"
+
+
+def _print_shape(report: ShapeReport, top: int) -> None:
+    plan, d = report.plan, report.decision
+    fits = sum(1 for _, why in plan.excluded if why.startswith("does not fit"))
+    excluded = (
+        f"; excluded: {fits} outside the profile, {len(plan.excluded) - fits} by preconditions"
+    )
+    console.print(
+        f"\n[bold]{plan.spec.name}[/] @ {format_shape(plan.shape)}: {plan.strategy} search, "
+        f"{len(plan.eligible)} candidate(s)" + (excluded if plan.excluded else ""),
+        markup=True,
+    )
+    rows, shown = report.rows(), []
+    prefix = f"{plan.spec.name}__"
+    for i, r in enumerate(rows):
+        if r["status"] == "ok" and i >= top and not r["tags"]:
+            continue
+        notes = (
+            r["tags"] + (["cached"] if r["reused"] else []) + ([r["error"]] if r["error"] else [])
+        )
+        shown.append((
+            i + 1 if r["status"] == "ok" else "-",
+            r["variant"].removeprefix(prefix),
+            format_ns(r["median_ns"]) if r["status"] == "ok" else r["status"],
+            format_ns(r["iqr_ns"]),
+            _speedup(r["speedup"]),
+            f"{r['pct_of_best']:.0f}%" if r["pct_of_best"] else "-",
+            ", ".join(notes),
+        ))  # fmt: skip
+    table = Table(title_justify="left")
+    for col in ("#", "variant", "median", "IQR", "vs baseline", "% of best", "notes"):
+        # Variant names are what people copy: never wrap or cut them.
+        table.add_column(col, no_wrap=col in ("variant", "median", "IQR"), overflow="fold")
+    for row in shown:
+        table.add_row(*(escape(str(c)) for c in row))  # error texts may hold [brackets]
+    console.print(table)
+    if d is not None:
+        if d.head_to_head:
+            rounds = next(iter(d.head_to_head.values())).reps
+            line = ", ".join(
+                f"{n.removeprefix(prefix)} {format_ns(m.median_ns)}"
+                for n, m in sorted(d.head_to_head.items(), key=lambda x: x[1].median_ns)
+            )
+            console.print(f"head-to-head ({rounds} rounds): {line}", markup=False)
+        speed = f", {d.speedup:.2f}x vs baseline" if d.speedup else ", no baseline time"
+        console.print(
+            f"[green]winner[/] {d.winner.removeprefix(prefix)} "
+            f"({format_ns(d.medians[d.winner])}{speed}): {escape(d.reason.replace(prefix, ''))}",
+            markup=True,
+        )
+        default = (
+            d.default.removeprefix(prefix) if d.default else "none (no portable variant passed)"
+        )
+        console.print(f"portable default: {default}", markup=False)
+    for note in report.notes + (list(d.notes) if d else []):
+        console.print(f"[yellow]note:[/] {escape(note)}", markup=True)
+
+
+def _print_summary(args: Any, reports: list[ShapeReport], t: Totals, wall: float, n: int) -> None:
+    timed = t.timed_ns + t.head_to_head_ns
+    overhead = f", overhead {wall / (timed * 1e-9):.1f}x" if timed else ""
+    console.print(
+        f"\n{t.measured} run(s) ({t.failed} failed), {t.reused} reused from {args.db}; "
+        f"wall {wall:.1f} s, timed repetitions {timed * 1e-9:.2f} s{overhead}",
+        markup=False,
+    )
+    if n:
+        text = f"selection: {n} entr{'y' if n == 1 else 'ies'} written to {args.selection}"
+        console.print(text, markup=False)
+    else:
+        console.print("[bold red]nothing selected: no variant passed[/]", markup=True)
+    if args.plot:
+        console.print(f"plot: {args.plot}", markup=False)
+
+
+def _json(args: Any, reports: list[ShapeReport], t: Totals, device: dict, wall: float, problems):
+    return {
+        "device": device,
+        "profile": args.profile,
+        "db": str(args.db),
+        "selection": str(args.selection),
+        "shapes": [r.to_dict() for r in reports],
+        "totals": {"measured": t.measured, "reused": t.reused, "failed": t.failed,
+                   "timed_s": t.timed_ns * 1e-9, "head_to_head_s": t.head_to_head_ns * 1e-9,
+                   "wall_s": wall},
+        "skipped_lines": [{"line": n, "problem": why} for n, why in problems],
+    }  # fmt: skip
