@@ -21,7 +21,6 @@ from wgslgen.selection import decide, finalists
 
 from .conftest import GOOD_KERNELS, ROOT
 
-
 SCALE = ["--templates", str(GOOD_KERNELS), "--kernel", "scale"]
 SHAPES = ["--shape", "n=1000", "--shape", "n=65536"]
 # Small flush and few head-to-head rounds keep each tune of the 5-variant kernel to seconds.
