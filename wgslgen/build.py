@@ -34,7 +34,9 @@ class Difference:
 
 
 def apply_overrides(spec: KernelSpec, overrides: Mapping[str, str]) -> list[Variant]:
-    """The variants of ``spec`` whose axes match every ``--set axis=value``."""
+    """The variants of ``spec`` whose axes match every ``--set axis=value`` (all when none)."""
+    if not overrides:
+        return list(spec.variants)
     wanted = {}
     for name, text in overrides.items():
         axis = spec.axis(name)
@@ -76,7 +78,7 @@ def plan(
 
     result = BuildPlan(manifest={"generator": mf.GENERATOR, "kernels": {}, "variants": []})
     for spec in kernels:
-        variants = apply_overrides(spec, overrides) if overrides else list(spec.variants)
+        variants = apply_overrides(spec, overrides)
         result.manifest["kernels"][spec.name] = mf.kernel_entry(spec)
         for variant in variants:
             for rendered in render_families(variant):

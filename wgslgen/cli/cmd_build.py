@@ -15,13 +15,7 @@ DEFAULT_OUT = Path("generated")
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``build`` command."""
     p = sub.add_parser("build", help="render every variant into generated/ with a manifest")
-    add_common_options(p)
-    p.add_argument(
-        "--set",
-        action="append",
-        metavar="AXIS=VALUE",
-        help="only variants with this axis value (repeatable)",
-    )
+    add_common_options(p, variants=True)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (generated/)")
     p.add_argument(
         "--check",

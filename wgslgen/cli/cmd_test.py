@@ -29,19 +29,13 @@ _CELL = {
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``test`` command."""
     p = sub.add_parser("test", help="run every variant against its numpy reference on a device")
-    add_common_options(p)
+    add_common_options(p, variants=True)
     p.add_argument(
         "--shape",
         action="append",
         type=parse_shape,
         metavar="K=V,...",
         help="test at this problem shape instead of the spec's (repeatable)",
-    )
-    p.add_argument(
-        "--set",
-        action="append",
-        metavar="AXIS=VALUE",
-        help="only variants with this axis value (repeatable)",
     )
     p.add_argument(
         "--profile",

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "transpile", help="translate every variant with naga to SPIR-V, MSL, HLSL and GLSL"
     )
-    add_common_options(p)
+    add_common_options(p, variants=True)
     p.add_argument(
         "--to",
         default=",".join(TARGETS),
@@ -40,21 +40,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help=f"output folder (default: {DEFAULT_OUT}/); files are <kernel>/<variant>.<ext>",
     )
-    p.add_argument(
-        "--set",
-        action="append",
-        metavar="AXIS=VALUE",
-        help="only variants with this axis value (repeatable)",
-    )
     p.set_defaults(run=run)
 
 
 def _renderings(args: argparse.Namespace) -> list[RenderedVariant]:
     kernels = select(discover(args.templates), args.kernel)
     overrides = parse_overrides(args.set)
-    variants = [
-        v for k in kernels for v in (apply_overrides(k, overrides) if overrides else k.variants)
-    ]
+    variants = [v for k in kernels for v in (apply_overrides(k, overrides))]
     out = []
     with progress("rendering", len(variants), enabled=not args.json) as bar:
         for variant in variants:

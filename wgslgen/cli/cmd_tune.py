@@ -47,20 +47,13 @@ def parse_seconds(text: str) -> float:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``tune`` command."""
     p = sub.add_parser("tune", help="time the correct variants per shape and select the fastest")
-    add_common_options(p)
+    add_common_options(p, variants=True)
     p.add_argument(
         "--shape",
         action="append",
         type=parse_shape,
         metavar="K=V,...",
         help="problem shape to tune for (repeatable; default: the spec's [tune].shapes)",
-    )
-    p.add_argument(
-        "--set",
-        action="append",
-        metavar="AXIS=VALUE",
-        help="only variants with this axis value (repeatable); the baseline is "
-        "still measured, for the speedup",
     )
     p.add_argument(
         "--strategy",

@@ -27,13 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "validate", help="compile every variant with naga, wgpu and Dawn; check limit profiles"
     )
-    add_common_options(p)
-    p.add_argument(
-        "--set",
-        action="append",
-        metavar="AXIS=VALUE",
-        help="only variants with this axis value (repeatable)",
-    )
+    add_common_options(p, variants=True)
     add_validation_options(p)
     p.set_defaults(run=run)
 
@@ -65,7 +59,7 @@ def _renderings(args: argparse.Namespace) -> list[RenderedVariant]:
     overrides = parse_overrides(getattr(args, "set", None))
     out = []
     for spec in kernels:
-        variants = apply_overrides(spec, overrides) if overrides else spec.variants
+        variants = apply_overrides(spec, overrides)
         for variant in variants:
             out.extend(render_families(variant))
     return out

@@ -61,8 +61,8 @@ def progress(description: str, total: int, enabled: bool = True) -> Iterator[Any
         yield _Bar(bar, bar.add_task(description, total=total))
 
 
-def add_common_options(parser: Any, *, templates: bool = True) -> None:
-    """Options most commands share: --json, --templates DIR, --kernel K."""
+def add_common_options(parser: Any, *, templates: bool = True, variants: bool = False) -> None:
+    """Options most commands share: --json, --templates DIR, --kernel K (and --set)."""
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     if templates:
         parser.add_argument(
@@ -74,4 +74,11 @@ def add_common_options(parser: Any, *, templates: bool = True) -> None:
         )
         parser.add_argument(
             "--kernel", action="append", metavar="K", help="only this kernel (repeatable)"
+        )
+    if variants:
+        parser.add_argument(
+            "--set",
+            action="append",
+            metavar="AXIS=VALUE",
+            help="only variants with this axis value (repeatable; axis name or short key)",
         )
