@@ -73,7 +73,7 @@ def plan(
     on_variant: Callable[[str], None] | None = None,
 ) -> BuildPlan:
     """Render the selected variants of ``kernels`` in memory, with their manifest entries."""
-    from .limits import BUILTIN_PROFILES, check
+    from .limits import BUILTIN_PROFILES, check_passes
     from .wgsl import analyze
 
     result = BuildPlan(manifest={"generator": mf.GENERATOR, "kernels": {}, "variants": []})
@@ -82,9 +82,11 @@ def plan(
         result.manifest["kernels"][spec.name] = mf.kernel_entry(spec)
         for variant in variants:
             for rendered in render_families(variant):
-                facts = analyze(rendered.source, rendered.entry_point)
+                facts = {ep: analyze(rendered.source, ep) for ep in rendered.entry_points}
                 fits = {
-                    name: check(facts, profile, rendered.features)
+                    name: check_passes(
+                        rendered.source, rendered.entry_points, profile, rendered.features
+                    )
                     for name, profile in BUILTIN_PROFILES.items()
                 }
                 result.files[rendered.relpath] = rendered.source.encode("utf-8")

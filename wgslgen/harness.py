@@ -197,10 +197,9 @@ class Harness:
 
     def misfits(self, rendered: RenderedVariant, profile: Any) -> list[str]:
         """Why ``rendered`` does not fit ``profile`` or this adapter; empty when it does."""
-        from .limits import check
-        from .wgsl import analyze
+        from .limits import check_passes
 
-        reasons = check(analyze(rendered.source, rendered.entry_point), profile, rendered.features)
+        reasons = check_passes(rendered.source, rendered.entry_points, profile, rendered.features)
         have = set(self.adapter_info["features"])
         reasons += [f"adapter lacks feature {f}" for f in sorted(rendered.features - have)]
         return reasons
@@ -257,13 +256,15 @@ class Harness:
             "label": f"{rendered.name} @ {format_shape(case.shape)}",
             "source": rendered.source,
             "sha256": rendered.sha256,
-            "entry_point": rendered.entry_point,
             # Timestamps on every device: bench jobs need them (else the wall clock), and one
             # device per feature set lets checking and timing share one pipeline.
             "features": sorted(rendered.features | self._timestamp_feature),
             "limits": dict(self.limits or self.adapter_info["limits"]),
             "bindings": bindings,
-            "dispatch": list(variant.dispatch(case.scope)),
+            "passes": [
+                {"entry_point": entry, "dispatch": list(dispatch)}
+                for entry, dispatch in variant.passes(case.scope)
+            ],
         }
 
     def run(self, rendered: RenderedVariant, shape: Mapping[str, int]) -> dict[str, np.ndarray]:

@@ -163,11 +163,12 @@ class Binding:
     access: str  # "read" or "read_write"
     encoding: Encoding
     count: str  # element-count expression over the problem sizes
+    scratch: bool = False  # an intermediate between passes: allocated, never compared
 
     @property
     def is_output(self) -> bool:
-        """Whether the kernel writes this buffer (the harness reads it back)."""
-        return self.access == "read_write"
+        """Whether the kernel writes this buffer as a result (the harness reads it back)."""
+        return self.access == "read_write" and not self.scratch
 
     def declaration(self) -> str:
         """The WGSL declaration of this binding."""
@@ -187,6 +188,7 @@ class Binding:
             "element": self.encoding.wgsl_element,
             "encoding": self.encoding.name,
             "count": self.count,
+            "scratch": self.scratch,
         }
 
 

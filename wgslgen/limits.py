@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import WgslgenError
-from .wgsl import WgslFacts, required_features
+from .wgsl import WgslFacts, analyze, required_features
 
 
 @dataclass(frozen=True)
@@ -252,4 +252,15 @@ def check_directives(facts: WgslFacts, family: str) -> list[str]:
             "subgroup built-ins need one rendering per compiler family: Tint requires "
             "`enable subgroups;`, naga rejects it"
         )
+    return out
+
+
+def check_passes(
+    source: str, entry_points: Sequence[str], profile: LimitProfile, features: frozenset[str]
+) -> list[str]:
+    """Violations of ``profile`` by any pass of a module (each pass is its own pipeline)."""
+    out: list[str] = []
+    for entry in entry_points:
+        prefix = f"{entry}: " if len(entry_points) > 1 else ""
+        out += [prefix + r for r in check(analyze(source, entry), profile, features)]
     return out

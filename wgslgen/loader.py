@@ -16,6 +16,7 @@ from .spec import (
     Axis,
     BindingDecl,
     KernelSpec,
+    Pass,
     ProblemSpec,
     Tolerance,
     read_toml,
@@ -149,7 +150,21 @@ def load_kernel(folder: Path) -> KernelSpec:
     )
     uniform = _parse_uniform(raw.get("uniform"), path)
     bindings = _parse_bindings(raw.get("binding", []), uniform, axis_names, path)
-    problem = _parse_problem(raw.get("problem"), uniform, bindings, axis_names, path)
+    passes = raw.get("pass", [])
+    if "entry_point" in kernel and passes:
+        raise WgslgenError(
+            f"{path}: with [[pass]] tables, name entry points there, not in [kernel]"
+        )
+    entry = passes[0].get("entry_point", "main") if passes else kernel.get("entry_point", "main")
+    problem = _parse_problem(
+        raw.get("problem"),
+        uniform,
+        bindings,
+        axis_names,
+        path,
+        passes,
+        kernel.get("entry_point", "main"),
+    )
 
     test = raw.get("test", {})
     _check_keys(test, "test", path)
@@ -160,7 +175,7 @@ def load_kernel(folder: Path) -> KernelSpec:
         folder=folder,
         spec_path=path,
         template_path=template,
-        entry_point=kernel.get("entry_point", "main"),
+        entry_point=entry,
         description=kernel.get("description", ""),
         axes=axes,
         constraints=constraints,
@@ -242,12 +257,21 @@ def _parse_bindings(raw: Any, uniform, axis_names: list[str], path: Path):
         encoding = (
             type_ if type_ in ENCODINGS else compile_expression(type_, f"{where}.type", axis_names)
         )
-        out.append(BindingDecl(b["name"], group, number, access, encoding, str(b["count"])))
+        scratch = b.get("scratch", False)
+        if scratch not in (True, False) or (scratch and access != "read_write"):
+            raise WgslgenError(f"{where} ({b['name']}): scratch = true needs access = read_write")
+        out.append(
+            BindingDecl(b["name"], group, number, access, encoding, str(b["count"]), scratch)
+        )
     return tuple(out)
 
 
-def _parse_problem(raw: Any, uniform, bindings, axis_names: list[str], path: Path):
+def _parse_problem(
+    raw: Any, uniform, bindings, axis_names: list[str], path: Path, passes: Any, entry: str
+):
     if raw is None:
+        if passes:
+            raise WgslgenError(f"{path}: [[pass]] needs a [problem] table (sizes, ...)")
         return None
     _check_keys(raw, "problem", path)
     sizes = tuple(raw.get("sizes", []))
@@ -267,17 +291,36 @@ def _parse_problem(raw: Any, uniform, bindings, axis_names: list[str], path: Pat
         compile_expression(p, f"{path}: problem.preconditions[{i}]", scope)
         for i, p in enumerate(raw.get("preconditions", []))
     )
-    dispatch = tuple(
-        compile_expression(d, f"{path}: problem.dispatch[{i}]", scope)
-        for i, d in enumerate(raw.get("dispatch", []))
-    )
-    if not 1 <= len(dispatch) <= 3:
-        raise WgslgenError(f"{path}: problem.dispatch needs 1 to 3 expressions")
+    if passes and "dispatch" in raw:
+        raise WgslgenError(
+            f"{path}: give the dispatch either in [problem].dispatch or per [[pass]], not both"
+        )
+    if passes:
+        parsed = tuple(_parse_pass(p, scope, path, f"pass[{i}]") for i, p in enumerate(passes))
+    else:
+        single = {"entry_point": entry, "dispatch": raw.get("dispatch", [])}
+        parsed = (_parse_pass(single, scope, path, "problem"),)
     counts = tuple(
         (b.name, compile_expression(b.count, f"{path}: binding {b.name!r}.count", scope))
         for b in bindings
     )
-    return ProblemSpec(sizes, tuple(derived), preconditions, dispatch, counts)
+    return ProblemSpec(sizes, tuple(derived), preconditions, parsed, counts)
+
+
+def _parse_pass(raw: Any, scope: list[str], path: Path, table: str) -> Pass:
+    _check_keys(raw, "pass", path)
+    entry = raw.get("entry_point")
+    if not isinstance(entry, str) or not entry.isidentifier():
+        raise WgslgenError(
+            f"{path}: {table}.entry_point must be a WGSL function name, got {entry!r}"
+        )
+    dispatch = tuple(
+        compile_expression(d, f"{path}: {table}.dispatch[{i}]", scope)
+        for i, d in enumerate(raw.get("dispatch", []))
+    )
+    if not 1 <= len(dispatch) <= 3:
+        raise WgslgenError(f"{path}: {table}.dispatch needs 1 to 3 expressions")
+    return Pass(entry, dispatch)
 
 
 def _parse_shapes(raw: Any, problem, path: Path, section: str):

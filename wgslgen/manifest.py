@@ -36,15 +36,31 @@ def kernel_entry(spec: KernelSpec) -> dict[str, Any]:
             "derived": {n: e.text for n, e in problem.derived},
             "preconditions": [p.text for p in problem.preconditions],
             "dispatch": [d.text for d in problem.dispatch],
+            "passes": [
+                {"entry_point": p.entry_point, "dispatch": [d.text for d in p.dispatch]}
+                for p in problem.passes
+            ],
             "counts": {n: e.text for n, e in problem.counts},
         },
     }
 
 
-def variant_entry(rendered: RenderedVariant, facts: Any, fits: dict[str, list[str]]) -> dict:
-    """The manifest's record of one rendering of a variant."""
+def variant_entry(
+    rendered: RenderedVariant, facts: dict[str, Any], fits: dict[str, list[str]]
+) -> dict:
+    """The manifest's record of one rendering of a variant (``facts`` per entry point)."""
     variant = rendered.variant
     problem = variant.spec.problem
+    first = facts[rendered.entry_point]
+    passes = [
+        {
+            "entry_point": p.entry_point,
+            "dispatch": [d.text for d in p.dispatch],
+            "workgroup_size": list(facts[p.entry_point].workgroup_size),
+            "workgroup_bytes": facts[p.entry_point].workgroup_bytes,
+        }
+        for p in (problem.passes if problem else ())
+    ]
     return {
         "kernel": rendered.kernel,
         "name": rendered.name,
@@ -53,12 +69,13 @@ def variant_entry(rendered: RenderedVariant, facts: Any, fits: dict[str, list[st
         "file": rendered.relpath,
         "sha256": rendered.sha256,
         "entry_point": rendered.entry_point,
-        "workgroup_size": list(facts.workgroup_size),
-        "invocations": facts.invocations,
-        "workgroup_bytes": facts.workgroup_bytes,
+        "workgroup_size": list(first.workgroup_size),
+        "invocations": max(f.invocations for f in facts.values()),
+        "workgroup_bytes": max(f.workgroup_bytes for f in facts.values()),
         "features": sorted(rendered.features),
         "interface": variant.interface.to_dict() if not variant.spec.plain else None,
         "dispatch": [d.text for d in problem.dispatch] if problem else None,
+        "passes": passes if len(passes) > 1 else None,
         "preconditions": [p.text for p in problem.preconditions] if problem else None,
         "baseline": variant.is_baseline,
         "fits": fits,

@@ -35,7 +35,8 @@ class RenderedVariant:
     family: str
     source: str
     source_map: tuple[tuple[str, int], ...]
-    entry_point: str
+    entry_point: str  # the first pass's
+    entry_points: tuple[str, ...]  # every pass's, in dispatch order
     features: frozenset[str]
     sha256: str
     relpath: str
@@ -202,7 +203,10 @@ def _source_map(marked: str, files: list[str]) -> tuple[str, tuple[tuple[str, in
 def _features(source: str, variant: Variant) -> frozenset[str]:
     from .wgsl import analyze, required_features
 
-    return required_features(analyze(source, variant.spec.entry_point)) | variant.interface.features
+    needed = frozenset().union(
+        *(required_features(analyze(source, ep)) for ep in variant.spec.entry_points)
+    )
+    return needed | variant.interface.features
 
 
 def render(variant: Variant, family: str = "naga") -> RenderedVariant:
@@ -234,6 +238,7 @@ def render(variant: Variant, family: str = "naga") -> RenderedVariant:
         source=source,
         source_map=tuple([("<generated>", 0)] * len(header)) + body_map,
         entry_point=spec.entry_point,
+        entry_points=spec.entry_points,
         features=_features(source, variant),
         sha256=hashlib.sha256(source.encode()).hexdigest(),
         relpath=f"{spec.name}/{variant.name}.wgsl",

@@ -24,11 +24,12 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.]+$")
 
 _TABLE_KEYS = {
-    "": {"kernel", "axis", "constraints", "uniform", "binding", "problem", "test", "tune"},
+    "": {"kernel", "axis", "constraints", "uniform", "binding", "pass", "problem", "test", "tune"},
     "kernel": {"name", "template", "entry_point", "description", "reference"},
     "axis": {"name", "key", "values", "baseline", "doc"},
     "uniform": {"struct", "var", "group", "binding", "fields", "pad_to"},
-    "binding": {"name", "group", "binding", "access", "type", "count", "doc"},
+    "binding": {"name", "group", "binding", "access", "type", "count", "scratch", "doc"},
+    "pass": {"entry_point", "dispatch", "doc"},
     "problem": {"sizes", "derived", "preconditions", "dispatch"},
     "test": {"shapes", "tolerance"},
     "tune": {"shapes"},
@@ -64,6 +65,15 @@ class BindingDecl:
     access: str
     encoding: Expression | str
     count: str
+    scratch: bool = False
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One dispatch of a kernel: an entry point and its workgroup counts as expressions."""
+
+    entry_point: str
+    dispatch: tuple[Expression, ...]
 
 
 @dataclass(frozen=True)
@@ -73,8 +83,13 @@ class ProblemSpec:
     sizes: tuple[str, ...]
     derived: tuple[tuple[str, Expression], ...]
     preconditions: tuple[Expression, ...]
-    dispatch: tuple[Expression, ...]
+    passes: tuple[Pass, ...]  # dispatched in order in one compute pass
     counts: tuple[tuple[str, Expression], ...]  # element count per binding
+
+    @property
+    def dispatch(self) -> tuple[Expression, ...]:
+        """The first pass's dispatch (the only one of a single-pass kernel)."""
+        return self.passes[0].dispatch
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +113,13 @@ class KernelSpec:
     reference_path: Path | None = None
     plain: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def entry_points(self) -> tuple[str, ...]:
+        """Every pass's entry point, in dispatch order."""
+        if self.problem is None:
+            return (self.entry_point,)
+        return tuple(p.entry_point for p in self.problem.passes)
 
     @property
     def axis_names(self) -> tuple[str, ...]:
@@ -182,7 +204,9 @@ class Variant:
                     f"{self.spec.spec_path}: binding {b.name!r} resolves to type {enc!r} for "
                     f"{self.name}; known types: {', '.join(ENCODINGS)}"
                 )
-            bindings.append(Binding(b.name, b.group, b.binding, b.access, ENCODINGS[enc], b.count))
+            bindings.append(
+                Binding(b.name, b.group, b.binding, b.access, ENCODINGS[enc], b.count, b.scratch)
+            )
         return Interface(self.spec.uniform, tuple(bindings))
 
     def problem_scope(self, shape: Mapping[str, int]) -> dict[str, Any]:
@@ -211,10 +235,17 @@ class Variant:
         return scope
 
     def dispatch(self, scope: Mapping[str, Any]) -> tuple[int, int, int]:
-        """Workgroup counts (x, y, z) for a problem scope."""
+        """Workgroup counts (x, y, z) of the first pass for a problem scope."""
+        return self.passes(scope)[0][1]
+
+    def passes(self, scope: Mapping[str, Any]) -> list[tuple[str, tuple[int, int, int]]]:
+        """(entry point, workgroup counts) of every pass, in order, for a problem scope."""
         assert self.spec.problem is not None
-        dims = [int(d(scope)) for d in self.spec.problem.dispatch]
-        return ([*dims, 1, 1, 1])[:3]  # type: ignore[return-value]
+        out = []
+        for p in self.spec.problem.passes:
+            dims = [int(d(scope)) for d in p.dispatch]
+            out.append((p.entry_point, tuple([*dims, 1, 1, 1][:3])))
+        return out  # type: ignore[return-value]
 
     def tolerance(self) -> Tolerance:
         """The first tolerance whose condition holds for this variant."""

@@ -24,7 +24,7 @@ from .db import Record, ResultKey, ResultsDB, SelectionEntry, canonical_shape, c
 from .device import DeviceKey
 from .errors import WgslgenError
 from .harness import DEFAULT_TIMEOUT_S, Harness
-from .limits import BUILTIN_PROFILES, check
+from .limits import BUILTIN_PROFILES, check_passes
 from .render import render
 from .search import Budget
 from .selection import (
@@ -135,8 +135,8 @@ class TuneSession:
             if self._profile is None:
                 self._profile = self.harness.profile(self.options.profile)
             misfits = self.harness.misfits(rendered, self._profile)
-            portable = not rendered.features and not check(
-                facts, BUILTIN_PROFILES["webgpu"], rendered.features
+            portable = not rendered.features and not check_passes(
+                rendered.source, rendered.entry_points, BUILTIN_PROFILES["webgpu"], frozenset()
             )
             self._candidates[key] = Candidate(rendered, facts, tuple(misfits), portable)
         return self._candidates[key]

@@ -58,7 +58,7 @@ class TuneRunner(_worker.Runner):
             for name, sub in zip(job["names"], jobs, strict=True):
                 pipe, layouts = self.pipeline(dev_key, device, {**sub, **shared})
                 _, groups = self._bind(device, layouts, sub)
-                records[name] = self._record(pipe, groups, sub["dispatch"])
+                records[name] = self._record(pipe, groups, sub["passes"])
         except Exception as exc:
             return {"ok": False, "stage": "pipeline", "error": _worker._message(exc)}
         t1 = time.perf_counter()

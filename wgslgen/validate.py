@@ -10,7 +10,7 @@ from typing import Any
 
 from .engines import ENGINES, get_engine
 from .engines.base import ShaderInput, Verdict
-from .limits import LimitProfile, check, check_directives
+from .limits import LimitProfile, check_directives, check_passes
 from .render import RenderedVariant
 from .wgsl import analyze
 
@@ -159,7 +159,9 @@ def validate(
     for res in results:
         facts = analyze(res.rendered.source, res.rendered.entry_point)
         for profile in profiles:
-            reasons = check(facts, profile, res.rendered.features)
+            reasons = check_passes(
+                res.rendered.source, res.rendered.entry_points, profile, res.rendered.features
+            )
             family = res.rendered.family
             for fam in ENGINE_FAMILY.values() if family == "any" else [family]:
                 reasons += [r for r in check_directives(facts, fam) if r not in reasons]
@@ -168,27 +170,32 @@ def validate(
     def run_engine(name: str) -> list[tuple[int, Verdict]]:
         family = ENGINE_FAMILY[name]
         mine = [i for i, r in enumerate(results) if r.rendered.family in ("any", family)]
+        # naga judges a module; wgpu and Dawn build a pipeline, so once per pass's entry point.
+        per_pass = name != "naga"
         shaders = [
             ShaderInput(
-                id=str(i),
+                id=f"{i}:{entry}",
                 source=results[i].rendered.source,
                 features=results[i].rendered.features,
                 limits=limits,
                 path=f"generated/{results[i].rendered.relpath}",
-                entry_point=results[i].rendered.entry_point,
+                entry_point=entry,
             )
             for i in mine
+            for entry in (results[i].rendered.entry_points if per_pass else [None])
         ]
         verdicts = engines[name].validate(shaders) if shaders else []
         if on_done:
             on_done(name)
-        return [(int(v.id), v) for v in verdicts]
+        return [(int(v.id.split(":")[0]), v) for v in verdicts]
 
     # naga and Dawn run in their own processes, so the engines overlap well in threads.
     with ThreadPoolExecutor(max_workers=max(1, len(engines))) as pool:
         for pairs in pool.map(run_engine, list(engines)):
             for index, verdict in pairs:
-                results[index].engines[verdict.engine] = verdict
+                seen = results[index].engines.get(verdict.engine)
+                if seen is None or (seen.ok and not verdict.ok):  # a failing pass decides
+                    results[index].engines[verdict.engine] = verdict
     versions = {name: engine.version() for name, engine in engines.items()}
     for engine in engines.values():
         getattr(engine, "close", lambda: None)()

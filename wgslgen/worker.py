@@ -244,7 +244,8 @@ class Runner:
     def pipeline(self, dev_key: tuple[Any, ...], device: Any, job: dict[str, Any]):
         """The compute pipeline and bind group layouts for the job's source and bindings."""
         layout_key = tuple((b["group"], b["binding"], b["type"]) for b in job["bindings"])
-        key = (dev_key, job["sha256"], job["entry_point"], layout_key)
+        entries = tuple(p["entry_point"] for p in job["passes"])
+        key = (dev_key, job["sha256"], entries, layout_key)
         if key in self.pipelines:
             self.pipelines.move_to_end(key)
             return self.pipelines[key]
@@ -267,10 +268,14 @@ class Runner:
             for g in range(groups)
         ]
         module = device.create_shader_module(code=job["source"])
-        pipe = device.create_compute_pipeline(
-            layout=device.create_pipeline_layout(bind_group_layouts=layouts),
-            compute={"module": module, "entry_point": job["entry_point"]},
-        )
+        pipeline_layout = device.create_pipeline_layout(bind_group_layouts=layouts)
+        # One pipeline per pass; they share the module and the layout of the interface.
+        pipe = [
+            device.create_compute_pipeline(
+                layout=pipeline_layout, compute={"module": module, "entry_point": entry}
+            )
+            for entry in entries
+        ]
         self.pipelines[key] = (pipe, layouts)
         self.compiles += 1
         while len(self.pipelines) > _PIPELINE_CACHE:
@@ -332,12 +337,16 @@ class Runner:
         ]
         return buffers, groups
 
-    def _record(self, pipe: Any, groups: list[Any], dispatch: list[int]):
+    def _record(self, pipes: list[Any], groups: list[Any], passes: list[dict[str, Any]]):
+        """A recorder of every pass in order; WebGPU makes a dispatch's writes visible to
+        the next dispatch of the same compute pass."""
+
         def record(pass_encoder: Any) -> None:
-            pass_encoder.set_pipeline(pipe)
             for i, group in enumerate(groups):
                 pass_encoder.set_bind_group(i, group)
-            pass_encoder.dispatch_workgroups(*dispatch)
+            for pipe, p in zip(pipes, passes, strict=True):
+                pass_encoder.set_pipeline(pipe)
+                pass_encoder.dispatch_workgroups(*p["dispatch"])
 
         return record
 
@@ -345,7 +354,7 @@ class Runner:
         buffers, groups = self._bind(device, layouts, job)
         encoder = device.create_command_encoder()
         compute = encoder.begin_compute_pass()
-        self._record(pipe, groups, job["dispatch"])(compute)
+        self._record(pipe, groups, job["passes"])(compute)
         compute.end()
         device.queue.submit([encoder.finish()])
         outputs = {
@@ -361,7 +370,7 @@ class Runner:
         from .bench import measure
 
         _, groups = self._bind(device, layouts, job)
-        record = self._record(pipe, groups, job["dispatch"])
+        record = self._record(pipe, groups, job["passes"])
         return {"measurement": measure(device, record, **job.get("options", {})).to_dict()}
 
 
