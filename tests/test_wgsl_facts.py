@@ -189,7 +189,7 @@ def test_trailing_commas_and_opaque_types() -> None:
         fn helper(p: ptr<function, array<f32, 4>>) -> vec4<f32> { return vec4<f32>(); }
         const_assert 1 < 2;
         diagnostic(off, derivative_uniformity);
-        @compute @workgroup_size(8, 2,) fn main() {}
+        @compute @workgroup_size(8, 2,) fn main() { a[0] = 1.0; }
     """
     facts = analyze(src)
     assert facts.workgroup_size == (8, 2, 1) and facts.workgroup_vars == {"a": 32}
