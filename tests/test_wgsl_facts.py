@@ -1,4 +1,5 @@
-"""Facts read off WGSL text: workgroup size, workgroup memory and layout, enables, bindings."""
+"""Facts read off WGSL text: workgroup size, workgroup memory and layout, enables, bindings;
+per entry point, checked against Dawn."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from wgslgen.engines.base import ShaderInput
+from wgslgen.engines.dawn import DawnEngine
 from wgslgen.errors import WgslgenError
-from wgslgen.wgsl import analyze, required_features, strip_comments
+from wgslgen.limits import WEBGPU_LIMITS
+from wgslgen.wgsl import analyze, compute_entry_points, required_features, strip_comments
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wgsl"
 # The seed kernel: the repository's copy, else the shared one it was taken from.
@@ -23,6 +27,7 @@ SEED = next(
     ),
     Path("seed.wgsl"),
 )
+WORKGROUP_LIMIT = WEBGPU_LIMITS["max-compute-workgroup-storage-size"]  # 16,384 B, Dawn's default
 
 
 def fixture(name: str) -> str:
@@ -34,6 +39,15 @@ def seed() -> str:
     if not SEED.exists():
         pytest.skip("the seed kernel is not on this machine")
     return SEED.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def dawn():
+    engine = DawnEngine()
+    if why := engine.availability():
+        pytest.skip(why)
+    yield engine
+    engine.close()
 
 
 def test_seed_accounting(seed: str) -> None:
@@ -208,3 +222,97 @@ def test_trailing_commas_and_opaque_types() -> None:
 def test_layout_errors(decl: str, why: str) -> None:
     with pytest.raises(WgslgenError, match=re.escape(why)):
         analyze(f"{decl}\n@compute @workgroup_size(1) fn main() {{}}")
+
+
+# -- several entry points: per entry point, only the statically used workgroup variables ----
+
+
+def test_compute_entry_points() -> None:
+    assert compute_entry_points(fixture("multi_entry.wgsl")) == ("partials", "combine", "fused")
+    assert compute_entry_points(fixture("comments.wgsl")) == ("main",)  # not the commented one
+    assert compute_entry_points("fn helper() {}") == ()
+
+
+def test_workgroup_memory_per_entry_point() -> None:
+    src = fixture("multi_entry.wgsl")
+    partials, combine, fused = (analyze(src, ep) for ep in compute_entry_points(src))
+    assert partials.workgroup_vars == {"partial_sums": 16000}
+    assert partials.workgroup_bytes == 16000
+    # combine's own 4,096 B plus the 2,048 B that stage() reaches through touch_scratch().
+    assert combine.workgroup_vars == {"block": 4096, "scratch": 2048}
+    assert combine.workgroup_bytes == 4096 + 2048
+    assert fused.workgroup_bytes == 16000 + 2048
+    assert (partials.workgroup_size, combine.workgroup_size) == ((64, 1, 1), (128, 1, 1))
+    assert (partials.invocations, combine.invocations) == (64, 128)
+    assert partials.used_vars == {"partial_sums", "data", "sums"}
+    assert combine.used_vars == {"block", "scratch", "data", "sums"}
+    # Binding counts stay module-wide (the harness's pipeline layout holds every binding).
+    assert partials.storage_buffers == combine.storage_buffers == 2
+    assert partials.entry_points == ("partials", "combine", "fused")
+    with pytest.raises(WgslgenError, match="found partials, combine, fused"):
+        analyze(src)
+
+
+def test_shadowing_names_are_not_uses() -> None:
+    src = fixture("shadowing.wgsl")
+    facts = {ep: analyze(src, ep) for ep in compute_entry_points(src)}
+    assert {ep: f.workgroup_vars for ep, f in facts.items()} == {
+        "shadowed": {"small": 256},  # member, parameter, locals, a comment: none is `big`
+        "after_block": {"big": 16400, "small": 256},
+        "own_initializer": {"big": 16400},
+        "through_helper": {"big": 16400},
+    }
+    assert facts["shadowed"].used_vars == {"params", "small", "out"}
+
+
+def test_call_graph_details() -> None:
+    src = """
+        var<workgroup> a: array<f32, 4>;   // 16 B
+        var<workgroup> b: array<f32, 8>;   // 32 B
+        var<workgroup> c: array<f32, 16>;  // 64 B
+        var<workgroup> d: array<f32, 32>;  // 128 B
+        @compute @workgroup_size(1) fn first() {
+            for (var k = 0u; k < bound(); k++) { let v = later(&b); }
+        }
+        fn bound() -> u32 { return u32(a[0]); }
+        fn later(p: ptr<workgroup, array<f32, 8>>) -> f32 { return (*p)[0]; }
+        fn unused() { c[0] = 1.0; }
+        @compute @workgroup_size(2) fn second() { d[0] = 1.0; }
+    """
+    assert analyze(src, "first").workgroup_vars == {"a": 16, "b": 32}
+    assert analyze(src, "second").workgroup_vars == {"d": 128}
+    # A bad variable fails every entry point, used or not: a compiler rejects the module.
+    with pytest.raises(WgslgenError, match="runtime-sized"):
+        analyze(src + "var<workgroup> e: array<f32>;", "second")
+
+
+@pytest.mark.parametrize(
+    ("name", "fits"),
+    [
+        ("multi_entry.wgsl", {"partials": True, "combine": True, "fused": False}),
+        (
+            "shadowing.wgsl",
+            {"shadowed": True, "after_block": False, "own_initializer": False,
+             "through_helper": False},
+        ),
+    ],
+)  # fmt: skip
+def test_per_entry_point_memory_matches_dawn(
+    dawn: DawnEngine, name: str, fits: dict[str, bool]
+) -> None:
+    src = fixture(name)
+    entries = compute_entry_points(src)
+    assert entries == tuple(fits)
+    # Counted module-wide, every entry point would be over the limit.
+    declared = {}
+    for ep in entries:
+        declared.update(analyze(src, ep).workgroup_vars)
+    assert sum(declared.values()) > WORKGROUP_LIMIT
+    verdicts = dawn.validate([ShaderInput(f"{name}:{ep}", src, entry_point=ep) for ep in entries])
+    for ep, verdict in zip(entries, verdicts, strict=True):
+        counted = analyze(src, ep).workgroup_bytes
+        assert verdict.ok == fits[ep], (ep, verdict.message)
+        assert (counted <= WORKGROUP_LIMIT) == fits[ep], (ep, counted)
+        if not verdict.ok:  # Dawn's own count is the static one, byte for byte
+            dawn_count = re.search(r"workgroup storage \((\d+) bytes\)", verdict.message)
+            assert dawn_count and int(dawn_count.group(1)) == counted, verdict.message
