@@ -235,3 +235,15 @@ def test_selection_corrupt_file_names_line_and_column(tmp_path):
         read_selection(path)
     with pytest.raises(WgslgenError, match="cannot read selection file"):
         read_selection(tmp_path / "missing.json")
+
+
+def test_selection_entry_without_baseline_or_default_round_trips(tmp_path):
+    path = tmp_path / "selection.json"
+    entry = SelectionEntry(
+        kernel="k", device="d" * 16, device_label="GPU", shape="n=1",
+        winner=Choice("k__wg64", 500.0, "a" * 64), default=None, baseline=None,
+        speedup=None, reason="only one variant ran",
+    )  # fmt: skip
+    write_selection(path, [entry])
+    assert read_selection(path) == [entry]
+    assert json.loads(path.read_text())["entries"][0]["default"] is None

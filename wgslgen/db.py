@@ -295,9 +295,9 @@ class SelectionEntry:
     device_label: str
     shape: str  # canonical_shape()
     winner: Choice
-    default: Choice  # the portable default variant (fits the WebGPU default limits)
-    baseline: Choice  # what the winner is compared against (e.g. the seed kernel)
-    speedup: float  # baseline median / winner median
+    default: Choice | None  # the portable default (fits the WebGPU defaults); None: none ran
+    baseline: Choice | None  # what the winner is compared against; None: it did not run
+    speedup: float | None  # baseline median / winner median; None without a baseline
     reason: str  # the tie-break reason from pick_winner
 
     def to_dict(self) -> dict[str, Any]:
@@ -305,15 +305,24 @@ class SelectionEntry:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         for k in ("winner", "default", "baseline"):
             c = d[k]
-            d[k] = {"variant": c.variant, "median_ns": c.median_ns, "sha256": c.sha256}
+            d[k] = (
+                None
+                if c is None
+                else {"variant": c.variant, "median_ns": c.median_ns, "sha256": c.sha256}
+            )
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SelectionEntry:
         """The inverse of to_dict; raises KeyError/TypeError on a malformed dict."""
-        choices = {k: Choice(**d[k]) for k in ("winner", "default", "baseline")}
+        choices = {
+            k: None if d[k] is None else Choice(**d[k]) for k in ("winner", "default", "baseline")
+        }
+        if choices["winner"] is None:
+            raise TypeError("an entry needs a winner")
         plain = ("kernel", "device", "device_label", "shape", "reason")
-        return cls(**{k: str(d[k]) for k in plain}, **choices, speedup=float(d["speedup"]))
+        speedup = None if d["speedup"] is None else float(d["speedup"])
+        return cls(**{k: str(d[k]) for k in plain}, **choices, speedup=speedup)
 
 
 def write_selection(path: Path | str, entries: Iterable[SelectionEntry]) -> None:

@@ -264,24 +264,15 @@ def entry(
     device_label: str,
     shape: str,
     shas: Mapping[str, str],
-    baseline_name: str,
 ) -> SelectionEntry:
-    """The selection file's entry for one kernel, device and shape.
+    """The selection file's entry for one kernel, device and shape (None: did not run)."""
 
-    db.SelectionEntry has no empty value: a baseline that did not run is written with
-    median_ns 0 and speedup 0 (read: not measured), a missing portable default as variant ""
-    with median 0; the reason says why.
-    """
-
-    def choice(name: str | None) -> Choice:
+    def choice(name: str | None) -> Choice | None:
         if name is None:
-            return Choice("", 0.0, None)
+            return None
         return Choice(name, float(decision.medians[name]), shas.get(name))
 
     reason = "; ".join([decision.reason, *decision.notes])
-    base = choice(decision.baseline)
-    if decision.baseline is None:
-        base = Choice(baseline_name, 0.0, shas.get(baseline_name))
     return SelectionEntry(
         kernel=kernel,
         device=device,
@@ -289,8 +280,8 @@ def entry(
         shape=shape,
         winner=choice(decision.winner),
         default=choice(decision.default),
-        baseline=base,
-        speedup=float(decision.speedup or 0.0),
+        baseline=choice(decision.baseline),
+        speedup=None if decision.speedup is None else float(decision.speedup),
         reason=reason,
     )
 

@@ -352,7 +352,7 @@ class TuneSession:
         shas = {o.name: o.candidate.sha256 for o in report.outcomes}
         report.selection = entry(
             report.decision, report.plan.spec.name, self.device_key.digest(), self.device_label,
-            canonical_shape(report.plan.shape), shas, report.plan.baseline.name,
+            canonical_shape(report.plan.shape), shas,
         )  # fmt: skip
         return report.selection
 
