@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from wgslgen.engines.naga import NagaEngine  # noqa: E402
+from wgslgen.engines.naga_translate import NagaTranslator  # noqa: E402
 from wgslgen.limits import load_profile  # noqa: E402
 from wgslgen.loader import discover  # noqa: E402
 from wgslgen.render import RenderedVariant, render_families  # noqa: E402
@@ -65,7 +65,7 @@ def time_translation(rendered: list[RenderedVariant], repeat: int) -> dict:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        NagaEngine().translate_many(sources, ["spv"])
+        NagaTranslator().translate_many(sources, ["spv"])
         times.append(time.perf_counter() - start)
     return {"engines": ["naga → spv"], "times_s": times, "read": len(sources)}
 

@@ -15,6 +15,7 @@ from wgslgen.engines import ENGINES, ShaderInput, available_engines, get_engine
 from wgslgen.engines.base import find_location
 from wgslgen.engines.dawn import DawnEngine
 from wgslgen.engines.naga import NagaEngine
+from wgslgen.engines.naga_translate import NagaTranslator
 from wgslgen.engines.wgpu_native import WgpuEngine, wgpu_message
 from wgslgen.errors import WgslgenError
 from wgslgen.wgsl import analyze
@@ -119,7 +120,8 @@ def test_naga_many_shaders_many_batches(naga: NagaEngine, seed: str) -> None:
 
 
 def test_naga_translate(naga: NagaEngine, seed: str, tmp_path: Path) -> None:
-    spv = naga.translate(seed, "spv")
+    translator = NagaTranslator(naga)
+    spv = translator.translate(seed, "spv")
     assert isinstance(spv, bytes) and spv[:4] == bytes.fromhex("03022307")  # SPIR-V magic, LE
     if shutil.which("spirv-val"):
         (tmp_path / "seed.spv").write_bytes(spv)
@@ -127,15 +129,15 @@ def test_naga_translate(naga: NagaEngine, seed: str, tmp_path: Path) -> None:
             ["spirv-val", str(tmp_path / "seed.spv")], capture_output=True, text=True, timeout=60
         )
         assert done.returncode == 0, done.stderr
-    outputs = naga.translate_all(seed, ["glsl", "msl", "hlsl", "wgsl"])
+    outputs = translator.translate_all(seed, ["glsl", "msl", "hlsl", "wgsl"])
     assert "#version 310 es" in outputs["glsl"] and "local_size_x = 64" in outputs["glsl"]
     assert "kernel void main_" in outputs["msl"]
     assert "[numthreads(64, 1, 1)]" in outputs["hlsl"]
     assert "@compute @workgroup_size(64, 1, 1)" in outputs["wgsl"]
     with pytest.raises(WgslgenError, match="cannot translate to dxil"):
-        naga.translate(seed, "dxil")
+        translator.translate(seed, "dxil")
     with pytest.raises(WgslgenError, match="expected to be `f32`"):
-        naga.translate(fixture("type_error.wgsl"), "spv")
+        translator.translate(fixture("type_error.wgsl"), "spv")
 
 
 FAKE_NAGA = """

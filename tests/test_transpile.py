@@ -1,4 +1,4 @@
-"""`wgslgen transpile` and NagaEngine.translate_many: naga's translations, checked by spirv-val."""
+"""`wgslgen transpile` and NagaTranslator.translate_many: naga translations, spirv-val checked."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 
 from wgslgen.cli import main
 from wgslgen.engines.base import ShaderInput
-from wgslgen.engines.naga import NagaEngine, TranslationError
+from wgslgen.engines.naga import NagaEngine
+from wgslgen.engines.naga_translate import NagaTranslator, TranslationError
 from wgslgen.loader import discover
 from wgslgen.render import render_families
 from wgslgen.transpile import SPIRV_ENV, TARGETS
@@ -206,7 +207,7 @@ def test_bad_target_and_missing_naga(capsys, tmp_path: Path, monkeypatch) -> Non
     assert "cargo install naga-cli" in err and "npm ci" in err
 
 
-# -- NagaEngine.translate_many ---------------------------------------------------------
+# -- NagaTranslator.translate_many -----------------------------------------------------
 
 
 def _sources() -> list[tuple[str, str, str]]:
@@ -228,7 +229,8 @@ def _summary(results: dict) -> dict:
 
 
 def test_translate_many_bulk_and_one_process_per_file_agree(naga: NagaEngine) -> None:
-    bulk = naga.translate_many(_sources(), ["spv", "glsl"])
+    translator = NagaTranslator(naga)
+    bulk = translator.translate_many(_sources(), ["spv", "glsl"])
     expected = {
         "seed": {"spv": "bytes", "glsl": "str"},
         "f16": {
@@ -246,22 +248,22 @@ def test_translate_many_bulk_and_one_process_per_file_agree(naga: NagaEngine) ->
     }
     assert _summary(bulk) == expected
     assert "┌─ bad:5:7" in bulk["bad"]["spv"].diagnostic
-    assert bulk["seed"]["spv"] == naga.translate(SEED.read_text(), "spv")
+    assert bulk["seed"]["spv"] == translator.translate(SEED.read_text(), "spv")
     # What naga-cli proper does (no --bulk-translate): one process per file.
-    single = NagaEngine(bulk_translate=False).translate_many(_sources(), ["spv", "glsl"])
+    single = NagaTranslator(bulk=False).translate_many(_sources(), ["spv", "glsl"])
     assert _summary(single) == expected
     assert single["seed"] == bulk["seed"]
     with pytest.raises(ValueError, match="unique"):
-        naga.translate_many([_sources()[0], _sources()[0]], ["spv"])
+        translator.translate_many([_sources()[0], _sources()[0]], ["spv"])
 
 
 def test_translate_many_progress_and_batches(naga: NagaEngine) -> None:
-    engine = NagaEngine(batch_size=2, jobs=2)
+    translator = NagaTranslator(NagaEngine(batch_size=2, jobs=2))
     sources = [
         (f"v{i}", SEED.read_text().replace("4096u", f"{1000 + i}u"), "main") for i in range(5)
     ]
     seen: list[int] = []
-    results = engine.translate_many(sources, ["wgsl"], on_progress=seen.append)
+    results = translator.translate_many(sources, ["wgsl"], on_progress=seen.append)
     assert sum(seen) == 5 and list(results) == [s[0] for s in sources]
     assert "1004u" in results["v4"]["wgsl"]
 
@@ -300,11 +302,12 @@ def _fake(tmp_path: Path, die_at_start: bool = False) -> list[str]:
 
 
 def test_bulk_translate_survives_crash_and_hang(tmp_path: Path) -> None:
-    engine = NagaEngine(_fake(tmp_path), timeout=2, jobs=1)
-    assert engine.version() == "naga-wasm 0.0.0-fake"  # so it takes the bulk path
+    translator = NagaTranslator(NagaEngine(_fake(tmp_path), timeout=2, jobs=1))
+    assert translator.engine.version() == "naga-wasm 0.0.0-fake"  # so it takes the bulk path
     names = ["ok1", "CRASH", "ok2", "HANG", "PANIC", "ok3"]
     start = time.monotonic()
-    results = engine.translate_many([(n, f"// {n}\n", "main") for n in names], ["spv", "msl"])
+    sources = [(n, f"// {n}\n", "main") for n in names]
+    results = translator.translate_many(sources, ["spv", "msl"])
     assert time.monotonic() - start < 20
     for n in ("ok1", "ok2", "ok3"):
         assert results[n] == {"spv": b"ok", "msl": "ok"}
@@ -322,9 +325,9 @@ def test_bulk_translate_survives_crash_and_hang(tmp_path: Path) -> None:
 
 
 def test_bulk_translate_that_cannot_start_fails_every_source_once(tmp_path: Path) -> None:
-    engine = NagaEngine(_fake(tmp_path, die_at_start=True), jobs=1)
+    translator = NagaTranslator(NagaEngine(_fake(tmp_path, die_at_start=True), jobs=1))
     start = time.monotonic()
-    results = engine.translate_many([(f"s{i}", "", "main") for i in range(20)], ["spv", "msl"])
+    results = translator.translate_many([(f"s{i}", "", "main") for i in range(20)], ["spv", "msl"])
     assert time.monotonic() - start < 10  # one process, not one per source
     errors = [v for r in results.values() for v in r.values()]
     assert len(errors) == 40

@@ -15,7 +15,8 @@ from typing import Any
 
 from .atomic import atomic_write_bytes
 from .engines.base import find_location
-from .engines.naga import NagaEngine, TranslationError
+from .engines.naga import NagaEngine
+from .engines.naga_translate import NagaTranslator, TranslationError
 from .errors import WgslgenError
 from .render import RenderedVariant
 
@@ -214,7 +215,7 @@ def transpile(
     exe = find_spirv_val() if spirv_val is True else (spirv_val or None)
 
     sources = [(f"generated/{r.relpath}", r.source, r.entry_point) for r in chosen]
-    translations = engine.translate_many(sources, targets, on_progress=on_progress)
+    translations = NagaTranslator(engine).translate_many(sources, targets, on_progress=on_progress)
     results = []
     files: list[tuple[TargetOutcome, str, Path, bytes]] = []  # what to write, once checked
     stale: list[Path] = []
