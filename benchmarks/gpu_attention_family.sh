@@ -17,7 +17,7 @@ for k in "${kernels[@]}"; do
     fi
     shapes=(--shape head_dim=256,n_heads=8,n_kv_heads=4,history_len=1024
             --shape head_dim=256,n_heads=8,n_kv_heads=4,history_len=4096)
-    case $k in attention|attention_probs)
+    case $k in attention|attention_probs|attention_split)
         shapes=(--shape head_dim=256,n_heads=8,n_kv_heads=4,history_len=1024,pos=1023,window=0
                 --shape head_dim=256,n_heads=8,n_kv_heads=4,history_len=4096,pos=4095,window=0);;
     esac

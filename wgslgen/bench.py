@@ -164,7 +164,11 @@ class _Timer:
             cpass.end()
         enc.resolve_query_set(qs, 0, 2 * n, out, 0)
         dev.queue.submit([enc.finish()])
-        return np.frombuffer(dev.queue.read_buffer(out), dtype=np.uint64).astype(np.int64)
+        stamps = np.frombuffer(dev.queue.read_buffer(out), dtype=np.uint64).astype(np.int64)
+        # Destroyed at once, not by the garbage collector: see worker.release.
+        qs.destroy()
+        out.destroy()
+        return stamps
 
     def samples(self, record: Recorder, k: int, n: int, flush: bool) -> list[float]:
         """n samples, each the time of k dispatches / k, in ns; flushed before each if asked."""

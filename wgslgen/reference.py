@@ -180,9 +180,7 @@ def make_case(variant: Variant, shape: Mapping[str, int], ref: Reference, seed: 
             _check_size(arr, b, counts[b.name], f"{where}: make_inputs")
             data[b.name] = b.encoding.encode(arr)
             inputs[b.name] = b.encoding.decode(data[b.name], counts[b.name]).reshape(arr.shape)
-        elif b.scratch:  # written by one pass, read by the next: contents are irrelevant
-            data[b.name] = bytes(b.encoding.nbytes(counts[b.name]))
-        elif b.is_output:
+        elif b.is_output or b.scratch:  # NaN canary: a pass reading unwritten scratch fails
             dtype = np.dtype(b.encoding.host_dtype)
             canary = np.full(counts[b.name], _CANARY[dtype.kind], dtype=dtype)
             data[b.name] = b.encoding.encode(canary)

@@ -271,6 +271,7 @@ class TuneSession:
 
     def _measure(self, c: Candidate, shape: Mapping[str, int]):
         """(status, error, measurement): the harness check first, timing only after a pass."""
+        self._fresh_worker()
         t0 = time.perf_counter()
         result = self.harness.check(c.rendered, shape)
         t1 = time.perf_counter()
@@ -319,8 +320,19 @@ class TuneSession:
         baseline = (base.name, base.measurement) if base else None
         return decide(eligible, portable, baseline, h2h, tie_key, names, notes)
 
+    def _fresh_worker(self) -> None:
+        """Each variant is checked and timed by a new worker process.
+
+        On an NVIDIA H200 (Vulkan, wgpu-native 29) a device that had run a few dozen variants
+        timed the same kernel up to 4.6x slower, and a new device in the same process
+        recovered the speed but could not be made more than ~60 times
+        ("Parent device is lost"); a new process does both (benchmarks/worker_drift.py).
+        """
+        self.harness.worker.close()
+
     def _head_to_head(self, cands: list[Candidate], shape: Mapping[str, int]):
         """Finalists (and the baseline) timed in alternation: ({name: Measurement}, error)."""
+        self._fresh_worker()
         h = self.harness
         jobs = [h.job(c.rendered, h.case(c.rendered.variant, shape), "bench") for c in cands]
         job = {

@@ -54,10 +54,11 @@ class TuneRunner(_worker.Runner):
         shared = {"features": features, "limits": jobs[0]["limits"]}
         try:
             dev_key, device = self.device(shared)
-            records = {}
+            records, buffers = {}, []
             for name, sub in zip(job["names"], jobs, strict=True):
                 pipe, layouts = self.pipeline(dev_key, device, {**sub, **shared})
-                _, groups = self._bind(device, layouts, sub)
+                bound, groups = self._bind(device, layouts, sub)
+                buffers += bound.values()
                 records[name] = self._record(pipe, groups, sub["passes"])
         except Exception as exc:
             return {"ok": False, "stage": "pipeline", "error": _worker._message(exc)}
@@ -69,6 +70,8 @@ class TuneRunner(_worker.Runner):
         except Exception as exc:
             self.forget(dev_key)
             return {"ok": False, "stage": "head_to_head", "error": _worker._message(exc)}
+        finally:
+            _worker.release(buffers)
         return {
             "ok": True,
             "results": {name: m.to_dict() for name, m in results.items()},
