@@ -298,3 +298,38 @@ def test_decide_head_to_head_wins_over_database_and_ties_are_deterministic():
     # No head-to-head (it failed): the database's medians decide.
     d = decide(db, ["wg64"], None, {}, key, names, notes=["h2h failed"])
     assert d.winner == "wg32" and d.default == "wg64" and d.source("wg32") == "database"
+
+
+def test_fresh_worker_always_checks_and_times_each_variant_in_a_new_process(tmp_path, monkeypatch):
+    from wgslgen.cli import main
+    from wgslgen.tune_worker import TuneWorkerClient
+
+    started: list[int] = []
+    real_start = TuneWorkerClient.start
+
+    def counting_start(self):
+        fresh = self.proc is None or self.proc.poll() is not None
+        info = real_start(self)
+        if fresh:
+            started.append(info["pid"])
+        return info
+
+    monkeypatch.setattr(TuneWorkerClient, "start", counting_start)
+
+    def tune(mode: str, sub: str) -> None:
+        files = [
+            "--db",
+            str(tmp_path / sub / "r.jsonl"),
+            "--selection",
+            str(tmp_path / sub / "s.json"),
+        ]
+        args = ["tune", *SCALE, "--shape", "n=1000", *FAST, "--fresh-worker", mode, *files]
+        assert main(args) == 0
+
+    tune("always", "a")
+    always = list(started)
+    started.clear()
+    tune("auto", "b")  # lavapipe is a CPU adapter: one worker does it all
+    # 5 variants and the head-to-head, each in a worker of its own.
+    assert len(set(always)) >= 6
+    assert len(set(started)) == 1

@@ -62,6 +62,7 @@ class TuneOptions:
     margin: float = 0.10
     rounds: int = 15
     retry_failed: bool = False
+    fresh_worker: str = "auto"  # "always", "never", or "auto": always except on CPU adapters
 
     def flush_bytes(self) -> int:
         """What bench writes to flush the cache before each sample (0 when warm)."""
@@ -327,8 +328,13 @@ class TuneSession:
         timed the same kernel up to 4.6x slower, and a new device in the same process
         recovered the speed but could not be made more than ~60 times
         ("Parent device is lost"); a new process does both (benchmarks/worker_drift.py).
+        lavapipe shows no such drift, and a new worker costs ~1.3 s there, so "auto" keeps
+        one worker on CPU adapters.
         """
-        self.harness.worker.close()
+        mode = self.options.fresh_worker
+        on_cpu = self.harness.adapter_info["key"].get("adapter_type") == "CPU"
+        if mode == "always" or (mode == "auto" and not on_cpu):
+            self.harness.worker.close()
 
     def _head_to_head(self, cands: list[Candidate], shape: Mapping[str, int]):
         """Finalists (and the baseline) timed in alternation: ({name: Measurement}, error)."""

@@ -115,6 +115,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--rounds", type=int, default=15, help="head-to-head rounds (15)")
     p.add_argument(
+        "--fresh-worker",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="check and time each variant in a new worker process: always, never, or auto "
+        "(always except on CPU adapters; a long-lived GPU device was seen to slow down)",
+    )
+    p.add_argument(
         "--retry-failed",
         action="store_true",
         help="run again variants recorded as timeout or crash",
@@ -159,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         adapter=args.adapter, profile=args.profile, warm=args.warm, l2_bytes=args.l2_bytes,
         strategy=args.strategy, budget=Budget(args.budget, args.time), seed=args.seed,
         timeout=args.timeout, finalists=args.finalists, margin=args.margin, rounds=args.rounds,
-        retry_failed=args.retry_failed,
+        retry_failed=args.retry_failed, fresh_worker=args.fresh_worker,
     )  # fmt: skip
     db = ResultsDB(args.db)
     problems = db.load().problems
