@@ -20,19 +20,9 @@ from wgslgen.engines.wgpu_native import WgpuEngine, wgpu_message
 from wgslgen.errors import WgslgenError
 from wgslgen.wgsl import analyze
 
+from .conftest import SEED
+
 FIXTURES = Path(__file__).parent / "fixtures" / "wgsl"
-# The seed kernel: the repository's copy, else the shared one it was taken from.
-SEED = next(
-    (
-        p
-        for p in (
-            Path(__file__).parent / "fixtures" / "kernels" / "good" / "seed.wgsl",
-            Path("/work/shared/seeds/000_8cf57a97d93339f0.txt"),
-        )
-        if p.exists()
-    ),
-    Path("seed.wgsl"),
-)
 WORKGROUP_MESSAGE = (
     "The total use of workgroup storage (16640 bytes) is larger than the maximum allowed "
     "(16384 bytes)"

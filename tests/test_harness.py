@@ -18,9 +18,8 @@ from wgslgen.reference import find_kernel, load_reference, make_case, with_refer
 from wgslgen.render import render
 from wgslgen.worker import WorkerFailure
 
-from .conftest import FIXTURES, GOOD_KERNELS, TEMPLATES
+from .conftest import GOOD_KERNELS, SEED, TEMPLATES
 
-SEED = FIXTURES / "harness" / "seed.wgsl"
 DQ = "attention_bwd_dq"
 TEMPLATE = f"{DQ}.wgsl.j2"
 # The bundled kernels and every test shape take ~20 s on a 2-core lavapipe: the full matrix.

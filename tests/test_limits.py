@@ -17,19 +17,9 @@ from wgslgen.limits import (
 )
 from wgslgen.wgsl import analyze
 
+from .conftest import SEED
+
 FIXTURES = Path(__file__).parent / "fixtures" / "wgsl"
-# The seed kernel: the repository's copy, else the shared one it was taken from.
-SEED = next(
-    (
-        p
-        for p in (
-            Path(__file__).parent / "fixtures" / "kernels" / "good" / "seed.wgsl",
-            Path("/work/shared/seeds/000_8cf57a97d93339f0.txt"),
-        )
-        if p.exists()
-    ),
-    Path("seed.wgsl"),
-)
 STORAGE = "max-compute-workgroup-storage-size"
 
 

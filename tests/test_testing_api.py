@@ -10,9 +10,8 @@ import pytest
 from wgslgen.errors import WgslgenError
 from wgslgen.testing import Report, assert_kernel_passes, check_kernel
 
-from .conftest import FIXTURES, GOOD_KERNELS, TEMPLATES
+from .conftest import GOOD_KERNELS, SEED, TEMPLATES
 
-SEED = FIXTURES / "harness" / "seed.wgsl"
 DQ = "attention_bwd_dq"
 SMALL = {"workgroup_size": 64, "storage": "pf16", "wmem": "f32"}
 

@@ -14,19 +14,9 @@ from wgslgen.errors import WgslgenError
 from wgslgen.limits import WEBGPU_LIMITS
 from wgslgen.wgsl import analyze, compute_entry_points, required_features, strip_comments
 
+from .conftest import SEED
+
 FIXTURES = Path(__file__).parent / "fixtures" / "wgsl"
-# The seed kernel: the repository's copy, else the shared one it was taken from.
-SEED = next(
-    (
-        p
-        for p in (
-            Path(__file__).parent / "fixtures" / "kernels" / "good" / "seed.wgsl",
-            Path("/work/shared/seeds/000_8cf57a97d93339f0.txt"),
-        )
-        if p.exists()
-    ),
-    Path("seed.wgsl"),
-)
 WORKGROUP_LIMIT = WEBGPU_LIMITS["max-compute-workgroup-storage-size"]  # 16,384 B, Dawn's default
 
 
