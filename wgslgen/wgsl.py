@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .errors import WgslgenError
 from .wgsl_reader import Module, round_up, strip_comments
@@ -81,6 +82,9 @@ def _statically_used(mod: Module, entry_point: str) -> set[str]:
     return used
 
 
+# Pure in its arguments, and asked for the same rendering by render, build, every profile's
+# check, validate, test and tune: computed once per (text, entry point).
+@lru_cache(maxsize=2048)
 def analyze(source: str, entry_point: str | None = None) -> WgslFacts:
     """Read the facts of ``entry_point`` off WGSL text.
 
