@@ -25,7 +25,7 @@ if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.setup-stamp 2>/dev/null)" != "$p
     echo "setup: creating the Python environment in .venv"
     python3 -m venv .venv
     .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e ".[dev,dawn,tune]"
+    .venv/bin/python -m pip install -q -e ".[dev,dawn,tune,ray]"
     echo "$py_stamp" > .venv/.setup-stamp
 fi
 
