@@ -23,11 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from wgslgen.build import apply_overrides, parse_overrides  # noqa: E402
-from wgslgen.db import ResultsDB  # noqa: E402
-from wgslgen.loader import discover, select  # noqa: E402
-from wgslgen.spec import format_shape, parse_shape  # noqa: E402
-from wgslgen.tune import TuneOptions, TuneSession  # noqa: E402
+from wgslgen.render.build import apply_overrides, parse_overrides  # noqa: E402
+from wgslgen.spec.kernel import format_shape, parse_shape  # noqa: E402
+from wgslgen.spec.loader import discover, select  # noqa: E402
+from wgslgen.tune.db import ResultsDB  # noqa: E402
+from wgslgen.tune.runner import TuneOptions, TuneSession  # noqa: E402
 
 DEFAULT_SHAPE = "head_dim=64,n_heads=8,n_kv_heads=4,history_len=256"
 

@@ -25,11 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from wgslgen.engines.naga_translate import NagaTranslator  # noqa: E402
-from wgslgen.limits import load_profile  # noqa: E402
-from wgslgen.loader import discover  # noqa: E402
-from wgslgen.render import RenderedVariant, render_families  # noqa: E402
-from wgslgen.validate import resolve_engines, validate  # noqa: E402
+from wgslgen.check.engines.naga_translate import NagaTranslator  # noqa: E402
+from wgslgen.check.limits import load_profile  # noqa: E402
+from wgslgen.check.validate import resolve_engines, validate  # noqa: E402
+from wgslgen.render.renderer import RenderedVariant, render_families  # noqa: E402
+from wgslgen.spec.loader import discover  # noqa: E402
 
 ENGINE_SETS = ("naga", "wgpu", "naga,wgpu", "dawn")
 

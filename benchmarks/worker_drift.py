@@ -14,10 +14,10 @@ import argparse
 import json
 import time
 
-from wgslgen.harness import Harness
-from wgslgen.loader import discover, select
-from wgslgen.render import render
-from wgslgen.spec import parse_shape
+from wgslgen.render.renderer import render
+from wgslgen.run.harness import Harness
+from wgslgen.spec.kernel import parse_shape
+from wgslgen.spec.loader import discover, select
 
 
 def main() -> None:

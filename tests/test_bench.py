@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from wgslgen import bench
-from wgslgen.bench import Measurement, head_to_head, measure, pick_winner
+from wgslgen.tune import bench
+from wgslgen.tune.bench import Measurement, head_to_head, measure, pick_winner
 
 wgpu = pytest.importorskip("wgpu")
 
@@ -31,7 +31,7 @@ SMALL_L2 = 1 << 20  # tests flush 2 MiB, not the 256 MiB default
 
 
 def _adapter():
-    from wgslgen.device import choose_adapter
+    from wgslgen.run.device import choose_adapter
 
     try:
         return choose_adapter("cpu")
@@ -41,7 +41,7 @@ def _adapter():
 
 @pytest.fixture(scope="module")
 def device():
-    from wgslgen.device import create_device
+    from wgslgen.run.device import create_device
 
     adapter = _adapter()
     if "timestamp-query" not in adapter.features:
@@ -130,7 +130,7 @@ def _timed(fn) -> float:
 
 
 def test_wallclock_without_timestamp_feature():
-    from wgslgen.device import create_device
+    from wgslgen.run.device import create_device
 
     dev = create_device(_adapter(), [])
     m = measure(dev, kernel(dev, 500), warm=True, budget_s=0.02, min_reps=3)
@@ -159,7 +159,7 @@ def test_coarse_timer_batches_dispatches(device, monkeypatch):
 
 
 def test_flush_splits_over_max_buffer_size():
-    from wgslgen.device import create_device
+    from wgslgen.run.device import create_device
 
     dev = create_device(_adapter(), ["timestamp-query"], {"max-buffer-size": 1 << 20})
     m = measure(dev, kernel(dev, 20), l2_bytes=3 << 19, min_reps=3, max_reps=3)

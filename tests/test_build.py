@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from wgslgen import build as builder
+from wgslgen.render import build as builder
 from wgslgen.cli import main
-from wgslgen.loader import discover
+from wgslgen.spec.loader import discover
 
 from .conftest import BROKEN_KERNELS, GOOD_KERNELS, ROOT, TEMPLATES
 

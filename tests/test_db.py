@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from wgslgen.bench import Measurement
-from wgslgen.db import (
+from wgslgen.errors import WgslgenError
+from wgslgen.tune.bench import Measurement
+from wgslgen.tune.db import (
     Choice,
     Record,
     ResultKey,
@@ -23,7 +24,6 @@ from wgslgen.db import (
     read_selection,
     write_selection,
 )
-from wgslgen.errors import WgslgenError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -127,7 +127,7 @@ WRITER = textwrap.dedent(
     import sys
     sys.path.insert(0, {tests!r})
     from test_db import rec
-    from wgslgen.db import ResultsDB
+    from wgslgen.tune.db import ResultsDB
     db = ResultsDB({path!r})
     for i in range(100000):
         # big lines (1000 samples each) so the kill is likely to land inside a write

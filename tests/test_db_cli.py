@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from wgslgen.cli import main
-from wgslgen.db import ResultsDB
-from wgslgen.loader import discover
-from wgslgen.render import render
-from wgslgen.selection import result_sha256
+from wgslgen.render.renderer import render
+from wgslgen.spec.loader import discover
+from wgslgen.tune.db import ResultsDB
+from wgslgen.tune.selection import result_sha256
 
 from .conftest import GOOD_KERNELS
 from .test_db import rec

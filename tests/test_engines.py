@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from wgslgen.engines import ENGINES, ShaderInput, available_engines, get_engine
-from wgslgen.engines.base import find_location
-from wgslgen.engines.dawn import DawnEngine
-from wgslgen.engines.naga import NagaEngine
-from wgslgen.engines.naga_translate import NagaTranslator
-from wgslgen.engines.wgpu_native import WgpuEngine, wgpu_message
+from wgslgen.check.engines import ENGINES, ShaderInput, available_engines, get_engine
+from wgslgen.check.engines.base import find_location
+from wgslgen.check.engines.dawn import DawnEngine
+from wgslgen.check.engines.naga import NagaEngine
+from wgslgen.check.engines.naga_translate import NagaTranslator
+from wgslgen.check.engines.wgpu_native import WgpuEngine, wgpu_message
+from wgslgen.check.wgsl import analyze
 from wgslgen.errors import WgslgenError
-from wgslgen.wgsl import analyze
 
 from .conftest import SEED
 
@@ -229,7 +229,7 @@ def test_wgpu_limits(wgpu_engine: WgpuEngine, seed: str) -> None:
     [few_buffers] = wgpu_engine.validate([ShaderInput("seed", seed, limits=tight)])
     assert not few_buffers.ok and "limit is 4, count was 6" in few_buffers.message
     # wgpu-native 29 does not enforce the workgroup storage limit (DESIGN.md): only Dawn
-    # and wgslgen.limits.check catch the seed's 16,640 B. This pins that behaviour down.
+    # and wgslgen.check.limits.check catch the seed's 16,640 B. This pins that behaviour down.
     small = {"max-compute-workgroup-storage-size": 16384}
     [accepted] = wgpu_engine.validate([ShaderInput("seed", seed, limits=small)])
     assert accepted.ok
@@ -329,7 +329,7 @@ def test_dawn_worker_hang_and_crash(tmp_path: Path) -> None:
 
 
 def test_dawn_unavailable(monkeypatch) -> None:
-    import wgslgen.engines.dawn as dawn_module
+    import wgslgen.check.engines.dawn as dawn_module
 
     monkeypatch.setattr(dawn_module.importlib.util, "find_spec", lambda name: None)
     assert "pip install wgslgen[dawn]" in (DawnEngine().availability() or "")

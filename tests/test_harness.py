@@ -12,11 +12,11 @@ import pytest
 
 from wgslgen.cli import main
 from wgslgen.errors import WgslgenError
-from wgslgen.harness import Harness, compare
-from wgslgen.loader import discover, load_kernel
-from wgslgen.reference import find_kernel, load_reference, make_case, with_reference
-from wgslgen.render import render
-from wgslgen.worker import WorkerFailure
+from wgslgen.render.renderer import render
+from wgslgen.run.harness import Harness, compare
+from wgslgen.run.reference import find_kernel, load_reference, make_case, with_reference
+from wgslgen.run.worker import WorkerFailure
+from wgslgen.spec.loader import discover, load_kernel
 
 from .conftest import GOOD_KERNELS, SEED, TEMPLATES
 

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from wgslgen.errors import WgslgenError
-from wgslgen.limits import (
+from wgslgen.check.limits import (
     BUILTIN_PROFILES,
     LimitProfile,
     check,
     check_directives,
     load_profile,
 )
-from wgslgen.wgsl import analyze
+from wgslgen.check.wgsl import analyze
+from wgslgen.errors import WgslgenError
 
 from .conftest import SEED
 

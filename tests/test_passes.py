@@ -10,7 +10,7 @@ import pytest
 
 from wgslgen.cli import main
 from wgslgen.errors import WgslgenError
-from wgslgen.loader import discover
+from wgslgen.spec.loader import discover
 from wgslgen.testing import check_kernel
 
 from .conftest import GOOD_KERNELS

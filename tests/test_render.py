@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from wgslgen.loader import discover
-from wgslgen.render import render, render_families
+from wgslgen.render.renderer import render, render_families
+from wgslgen.spec.loader import discover
 
 from .conftest import SEED, TEMPLATES
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from wgslgen.build import apply_overrides, parse_overrides
 from wgslgen.errors import WgslgenError
-from wgslgen.loader import discover
-from wgslgen.render import render_families
+from wgslgen.render.build import apply_overrides, parse_overrides
+from wgslgen.render.renderer import render_families
+from wgslgen.spec.loader import discover
 
 from .conftest import BROKEN_KERNELS, GOOD_KERNELS
 

@@ -18,7 +18,7 @@ SMALL = {"workgroup_size": 64, "storage": "pf16", "wmem": "f32"}
 
 @pytest.fixture(scope="module", autouse=True)
 def _needs_cpu_adapter() -> None:
-    from wgslgen.device import choose_adapter
+    from wgslgen.run.device import choose_adapter
 
     try:
         choose_adapter("cpu")

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from wgslgen.check.engines.base import ShaderInput
+from wgslgen.check.engines.naga import NagaEngine
+from wgslgen.check.engines.naga_translate import NagaTranslator, TranslationError
+from wgslgen.check.transpile import SPIRV_ENV, TARGETS
 from wgslgen.cli import main
-from wgslgen.engines.base import ShaderInput
-from wgslgen.engines.naga import NagaEngine
-from wgslgen.engines.naga_translate import NagaTranslator, TranslationError
-from wgslgen.loader import discover
-from wgslgen.render import render_families
-from wgslgen.transpile import SPIRV_ENV, TARGETS
+from wgslgen.render.renderer import render_families
+from wgslgen.spec.loader import discover
 
 from .conftest import FIXTURES, SEED, TEMPLATES
 

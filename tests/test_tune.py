@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from wgslgen import search
-from wgslgen.bench import Measurement
-from wgslgen.db import ResultsDB, read_selection
+from wgslgen.tune import search
 from wgslgen.errors import WgslgenError
-from wgslgen.selection import decide, finalists
+from wgslgen.tune.bench import Measurement
+from wgslgen.tune.db import ResultsDB, read_selection
+from wgslgen.tune.selection import decide, finalists
 
 from .conftest import GOOD_KERNELS, ROOT
 
@@ -302,7 +302,7 @@ def test_decide_head_to_head_wins_over_database_and_ties_are_deterministic():
 
 def test_fresh_worker_always_checks_and_times_each_variant_in_a_new_process(tmp_path, monkeypatch):
     from wgslgen.cli import main
-    from wgslgen.tune_worker import TuneWorkerClient
+    from wgslgen.tune.tune_worker import TuneWorkerClient
 
     started: list[int] = []
     real_start = TuneWorkerClient.start

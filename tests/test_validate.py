@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from wgslgen.check.limits import load_profile
+from wgslgen.check.validate import resolve_engines, validate
+from wgslgen.check.wgsl import analyze
 from wgslgen.cli import main
-from wgslgen.limits import load_profile
-from wgslgen.loader import discover
-from wgslgen.render import render_families
-from wgslgen.validate import resolve_engines, validate
-from wgslgen.wgsl import analyze
+from wgslgen.render.renderer import render_families
+from wgslgen.spec.loader import discover
 
 from .conftest import FIXTURES, SEED, TEMPLATES
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from wgslgen.engines.base import ShaderInput
-from wgslgen.engines.dawn import DawnEngine
+from wgslgen.check.engines.base import ShaderInput
+from wgslgen.check.engines.dawn import DawnEngine
+from wgslgen.check.limits import WEBGPU_LIMITS
+from wgslgen.check.wgsl import analyze, compute_entry_points, required_features, strip_comments
 from wgslgen.errors import WgslgenError
-from wgslgen.limits import WEBGPU_LIMITS
-from wgslgen.wgsl import analyze, compute_entry_points, required_features, strip_comments
 
 from .conftest import SEED
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .build import apply_overrides
-from .harness import DEFAULT_TIMEOUT_S, Report, check_kernels
-from .loader import discover, select
-from .reference import with_reference
-from .spec import KernelSpec, Variant, parse_shape
+from wgslgen.render.build import apply_overrides
+from wgslgen.run.harness import DEFAULT_TIMEOUT_S, Report, check_kernels
+from wgslgen.run.reference import with_reference
+from wgslgen.spec.kernel import KernelSpec, Variant, parse_shape
+from wgslgen.spec.loader import discover, select
 
 __all__ = ["Report", "assert_kernel_passes", "check_kernel"]
 

@@ -7,9 +7,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
-from ..errors import WgslgenError
-from .output import print_error
+from wgslgen import __version__
+from wgslgen.cli.output import print_error
+from wgslgen.errors import WgslgenError
 
 # One module per command; each has register(subparsers) that sets `run` on its parser.
 COMMAND_MODULES = (

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import build as builder
-from ..loader import discover, select
-from .output import add_common_options, console, emit_json, print_table, progress
+from wgslgen.cli.output import add_common_options, console, emit_json, print_table, progress
+from wgslgen.render import build as builder
+from wgslgen.spec.loader import discover, select
 
 DEFAULT_OUT = Path("generated")
 
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="write nothing; exit 1 listing every file that differs, is missing or extra",
     )
     p.add_argument("--no-validate", action="store_true", help="skip `wgslgen validate` afterwards")
-    from .cmd_validate import add_validation_options
+    from wgslgen.cli.cmd_validate import add_validation_options
 
     add_validation_options(p)
     p.set_defaults(run=run)
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         )
         console.print(f"{sum(counts.values())} renderings written, {len(diffs)} file(s) changed")
     if not args.no_validate:
-        from . import cmd_validate
+        from wgslgen.cli import cmd_validate
 
         return cmd_validate.validate_after_build(args, plan)
     return 0

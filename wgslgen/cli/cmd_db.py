@@ -8,8 +8,15 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from ..db import Record, ResultsDB, canonical_shape
-from .output import add_common_options, console, emit_json, err_console, print_table, progress
+from wgslgen.cli.output import (
+    add_common_options,
+    console,
+    emit_json,
+    err_console,
+    print_table,
+    progress,
+)
+from wgslgen.tune.db import Record, ResultsDB, canonical_shape
 
 DEFAULT_DB = Path("tuning/results.jsonl")
 
@@ -170,8 +177,8 @@ def run_merge(args: argparse.Namespace) -> int:
 
 def current_shas(kernels: Sequence, on_variant=None) -> set[str]:
     """The results key of every variant of ``kernels`` as the templates render it now."""
-    from ..render import render
-    from ..selection import result_sha256
+    from wgslgen.render.renderer import render
+    from wgslgen.tune.selection import result_sha256
 
     shas: set[str] = set()
     for spec in kernels:
@@ -186,7 +193,7 @@ def current_shas(kernels: Sequence, on_variant=None) -> set[str]:
 
 def run_prune(args: argparse.Namespace) -> int:
     """Drop records whose source is no longer rendered by the templates."""
-    from ..loader import discover, select
+    from wgslgen.spec.loader import discover, select
 
     kernels = select(discover(args.templates), args.kernel)
     names = {k.name for k in kernels}

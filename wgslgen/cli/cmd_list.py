@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..loader import discover, select
-from .output import add_common_options, console, emit_json, print_table
+from wgslgen.cli.output import add_common_options, console, emit_json, print_table
+from wgslgen.spec.loader import discover, select
 
 
 def register(sub: argparse._SubParsersAction) -> None:

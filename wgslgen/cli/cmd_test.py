@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from rich import box
 from rich.table import Table
 
-from ..build import apply_overrides, parse_overrides
-from ..errors import WgslgenError
-from ..harness import DEFAULT_TIMEOUT_S, CaseResult, Harness, Report
-from ..loader import discover, select
-from ..reference import with_reference
-from ..spec import format_shape, parse_shape
-from .output import add_common_options, console, emit_json, progress
+from wgslgen.cli.output import add_common_options, console, emit_json, progress
+from wgslgen.errors import WgslgenError
+from wgslgen.render.build import apply_overrides, parse_overrides
+from wgslgen.run.harness import DEFAULT_TIMEOUT_S, CaseResult, Harness, Report
+from wgslgen.run.reference import with_reference
+from wgslgen.spec.kernel import format_shape, parse_shape
+from wgslgen.spec.loader import discover, select
 
 _CELL = {
     "pass": "[green]pass[/]",

@@ -7,10 +7,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from ..build import apply_overrides, parse_overrides
-from ..loader import discover, select
-from ..render import RenderedVariant, render_families
-from ..transpile import (
+from wgslgen.check.transpile import (
     DEFAULT_OUT,
     NAGA_FAMILIES,
     TARGETS,
@@ -18,7 +15,10 @@ from ..transpile import (
     parse_targets,
     transpile,
 )
-from .output import add_common_options, console, emit_json, print_table, progress
+from wgslgen.cli.output import add_common_options, console, emit_json, print_table, progress
+from wgslgen.render.build import apply_overrides, parse_overrides
+from wgslgen.render.renderer import RenderedVariant, render_families
+from wgslgen.spec.loader import discover, select
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -11,17 +11,17 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from ..build import apply_overrides, parse_overrides
-from ..db import ResultsDB, read_selection
-from ..errors import WgslgenError
-from ..harness import DEFAULT_TIMEOUT_S
-from ..loader import discover, select
-from ..search import STRATEGIES, Budget
-from ..selection import update_selection
-from ..spec import format_shape, parse_shape
-from ..tune import ShapeReport, Totals, TuneOptions, TuneSession
-from .cmd_db import DEFAULT_DB, format_ns, report_problems
-from .output import add_common_options, console, emit_json, progress
+from wgslgen.cli.cmd_db import DEFAULT_DB, format_ns, report_problems
+from wgslgen.cli.output import add_common_options, console, emit_json, progress
+from wgslgen.errors import WgslgenError
+from wgslgen.render.build import apply_overrides, parse_overrides
+from wgslgen.run.harness import DEFAULT_TIMEOUT_S
+from wgslgen.spec.kernel import format_shape, parse_shape
+from wgslgen.spec.loader import discover, select
+from wgslgen.tune.db import ResultsDB, read_selection
+from wgslgen.tune.runner import ShapeReport, Totals, TuneOptions, TuneSession
+from wgslgen.tune.search import STRATEGIES, Budget
+from wgslgen.tune.selection import update_selection
 
 DEFAULT_SELECTION = Path("tuning/selection.json")
 _UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30}
@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         names = ", ".join(k.name for k in kernels)
         raise WgslgenError(f"name the kernel(s) to tune with --kernel (found: {names})")
     if args.plot:
-        from ..plot import require_matplotlib
+        from wgslgen.tune.plot import require_matplotlib
 
         require_matplotlib()
     if args.selection.exists():
@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         update_selection(args.selection, entries)
     wall = time.perf_counter() - started
     if args.plot:
-        from ..plot import plot_reports
+        from wgslgen.tune.plot import plot_reports
 
         plot_reports(reports, args.plot, device["label"])
     if args.json:

@@ -6,12 +6,9 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from ..build import apply_overrides, parse_overrides
-from ..limits import load_profile
-from ..loader import discover, select
-from ..render import RenderedVariant, render_families
-from ..validate import ValidationReport, is_limit_failure, validate
-from .output import (
+from wgslgen.check.limits import load_profile
+from wgslgen.check.validate import ValidationReport, is_limit_failure, validate
+from wgslgen.cli.output import (
     add_common_options,
     console,
     emit_json,
@@ -20,6 +17,9 @@ from .output import (
     print_table,
     progress,
 )
+from wgslgen.render.build import apply_overrides, parse_overrides
+from wgslgen.render.renderer import RenderedVariant, render_families
+from wgslgen.spec.loader import discover, select
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,0 +1,1 @@
+"""Stage 3: WGSL facts, limit profiles, the compilers (engines), validation and transpilation."""

@@ -1,0 +1,220 @@
+"""Dawn/Tint (the compiler inside Chrome) through wgpudawn, in a worker subprocess."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.util
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from wgslgen.check.engines.base import ShaderInput, Verdict, engine_failure, failure, kill_group
+
+INSTALL_HINT = "pip install wgslgen[dawn] (the wgpudawn package)"
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
+
+
+class _Worker:
+    """One running dawn_worker process with a reader thread feeding a queue of reply lines."""
+
+    def __init__(self, argv: Sequence[str], startup_timeout: float) -> None:
+        env = dict(os.environ, WGPU_BACKEND_TYPE="Null")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
+        # stderr goes to a file: a chatty worker must never block on a full pipe.
+        self.stderr: IO[str] = tempfile.TemporaryFile(  # noqa: SIM115 - lives as long as the worker
+            "w+", encoding="utf-8", errors="replace"
+        )
+        self.proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            start_new_session=True,
+            bufsize=1,
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        _LIVE.add(self)
+        try:
+            hello = self.reply(startup_timeout)
+        except (queue.Empty, ValueError):
+            self.close()
+            raise RuntimeError(f"worker did not start within {startup_timeout:g} s") from None
+        if not isinstance(hello, dict) or not hello.get("ready"):
+            why = hello.get("error") if isinstance(hello, dict) else None
+            if not why:
+                last = (self.stderr_tail().strip().splitlines() or [""])[-1]
+                why = f"{self.death()}: {last}" if last else self.death()
+            self.close()
+            raise RuntimeError(why)
+        self.version = str(hello.get("version", "wgpudawn"))
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def reply(self, timeout: float) -> dict[str, Any] | None:
+        """The next reply, or None when the worker died; raises queue.Empty on timeout."""
+        line = self.lines.get(timeout=timeout)
+        return None if line is None else json.loads(line)
+
+    def send(self, request: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+
+    def death(self) -> str:
+        """Why the worker is gone, from its exit status."""
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        return f"worker exited with code {code}" if code is not None else "worker stopped answering"
+
+    def stderr_tail(self, limit: int = 4000) -> str:
+        self.stderr.flush()
+        self.stderr.seek(0)
+        text = self.stderr.read()
+        lines = [ln for ln in text.splitlines() if not ln.startswith("Forcing backend")]
+        return "\n".join(lines)[-limit:]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            kill_group(self.proc)
+        self.proc.wait()
+        # The reader ends at EOF once the process is gone; closing stdout under it would not.
+        self.reader.join(timeout=5)
+        streams = [self.proc.stdin] + ([] if self.reader.is_alive() else [self.proc.stdout])
+        for stream in streams:
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        self.stderr.close()
+        _LIVE.discard(self)
+
+
+_LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    # Before interpreter finalization, while the reader threads can still run to EOF.
+    for worker in list(_LIVE):
+        worker.close()
+
+
+class DawnEngine:
+    """Validates with Dawn's Null backend (WebGPU default limits), never in wgpu-py's process."""
+
+    name = "dawn"
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 30.0,
+        startup_timeout: float = 60.0,
+        command: Sequence[str] | None = None,
+    ) -> None:
+        """``timeout`` is per shader; ``command`` replaces the worker's argv (fault injection)."""
+        self.timeout = timeout
+        self.startup_timeout = startup_timeout
+        self.argv = (
+            list(command)
+            if command
+            else [sys.executable, "-m", "wgslgen.check.engines.dawn_worker"]
+        )
+        self._worker: _Worker | None = None
+
+    def _ensure(self) -> _Worker:
+        if self._worker is None or self._worker.proc.poll() is not None:
+            if self._worker is not None:
+                self._worker.close()
+            self._worker = None
+            self._worker = _Worker(self.argv, self.startup_timeout)
+        return self._worker
+
+    def availability(self) -> str | None:
+        """None when wgpudawn imports and Dawn's Null adapter answers, else why not."""
+        if importlib.util.find_spec("wgpudawn") is None:
+            return f"Dawn is not installed: {INSTALL_HINT}"
+        try:
+            self._ensure()
+        except (RuntimeError, OSError) as e:
+            return f"Dawn is not usable ({e}); {INSTALL_HINT}"
+        return None
+
+    def version(self) -> str:
+        """E.g. 'wgpudawn 0.32.0.4 (Dawn 20261009.190412, Null backend)'."""
+        try:
+            return self._ensure().version
+        except (RuntimeError, OSError):
+            return "unavailable"
+
+    def validate(self, shaders: list[ShaderInput]) -> list[Verdict]:
+        """One verdict per shader; a hang or crash fails that shader and the worker restarts."""
+        out: list[Verdict] = []
+        for k, shader in enumerate(shaders):
+            try:
+                worker = self._ensure()
+            except (RuntimeError, OSError) as e:
+                return out + engine_failure(self.name, shaders[k:], f"cannot start worker: {e}")
+            request = {
+                "id": shader.id,
+                "source": shader.source,
+                "features": sorted(shader.features),
+                "limits": dict(shader.limits),
+                "entry_point": shader.entry_point,
+            }
+            try:
+                worker.send(request)
+                answer = worker.reply(self.timeout)
+            except queue.Empty:
+                why, stderr = f"timed out after {self.timeout:g} s", worker.stderr_tail()
+                self.close()
+                out += engine_failure(self.name, [shader], why, stderr)
+                continue
+            except (OSError, ValueError):  # broken pipe, garbled reply
+                answer = None
+            if answer is None:
+                why, stderr = worker.death(), worker.stderr_tail()
+                self.close()
+                out += engine_failure(self.name, [shader], why, stderr)
+            elif answer.get("ok"):
+                out.append(Verdict(shader.id, self.name, True))
+            else:
+                out.append(
+                    failure(
+                        self.name,
+                        shader.id,
+                        answer.get("message", ""),
+                        answer.get("diagnostic", ""),
+                    )
+                )
+        return out
+
+    def close(self) -> None:
+        """Stop the worker (a later validate() starts a new one)."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()

@@ -1,0 +1,266 @@
+"""Limit profiles, and the static check of a variant's WGSL facts against one."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wgslgen.check.wgsl import WgslFacts, analyze, required_features
+from wgslgen.errors import WgslgenError
+
+
+@dataclass(frozen=True)
+class LimitProfile:
+    """Named device limits (WebGPU kebab-case names) and the optional features on offer."""
+
+    name: str
+    limits: dict[str, int]
+    features: frozenset[str] | None  # None: any optional feature may be requested
+
+
+# WebGPU core defaults: the "default" column of the limits table, WebGPU spec §3.6.2 "Limits"
+# (https://gpuweb.github.io/gpuweb/#limits). wgpu-types `Limits::defaults()` holds the same
+# numbers.
+WEBGPU_LIMITS: dict[str, int] = {
+    "max-texture-dimension-1d": 8192,
+    "max-texture-dimension-2d": 8192,
+    "max-texture-dimension-3d": 2048,
+    "max-texture-array-layers": 256,
+    "max-bind-groups": 4,
+    "max-bind-groups-plus-vertex-buffers": 24,
+    "max-bindings-per-bind-group": 1000,
+    "max-dynamic-uniform-buffers-per-pipeline-layout": 8,
+    "max-dynamic-storage-buffers-per-pipeline-layout": 4,
+    "max-sampled-textures-per-shader-stage": 16,
+    "max-samplers-per-shader-stage": 16,
+    "max-storage-buffers-per-shader-stage": 8,
+    "max-storage-textures-per-shader-stage": 4,
+    "max-uniform-buffers-per-shader-stage": 12,
+    "max-uniform-buffer-binding-size": 65536,
+    "max-storage-buffer-binding-size": 134217728,  # 128 MiB
+    "min-uniform-buffer-offset-alignment": 256,
+    "min-storage-buffer-offset-alignment": 256,
+    "max-vertex-buffers": 8,
+    "max-buffer-size": 268435456,  # 256 MiB
+    "max-vertex-attributes": 16,
+    "max-vertex-buffer-array-stride": 2048,
+    "max-inter-stage-shader-variables": 16,
+    "max-color-attachments": 8,
+    "max-color-attachment-bytes-per-sample": 32,
+    "max-compute-workgroup-storage-size": 16384,
+    "max-compute-invocations-per-workgroup": 256,
+    "max-compute-workgroup-size-x": 256,
+    "max-compute-workgroup-size-y": 256,
+    "max-compute-workgroup-size-z": 64,
+    "max-compute-workgroups-per-dimension": 65535,
+}
+
+# WebGPU compatibility mode: the lowered limits of gpuweb proposals/compatibility-mode.md §10
+# ("Lower limits") and §18 (per-stage storage limits), as Dawn implements them (the "compat"
+# column of dawn/native/Limits.cpp). Everything else keeps the core default.
+COMPAT_LIMITS: dict[str, int] = {
+    **WEBGPU_LIMITS,
+    "max-color-attachments": 4,
+    "max-compute-invocations-per-workgroup": 128,
+    "max-compute-workgroup-size-x": 128,
+    "max-compute-workgroup-size-y": 128,
+    "max-inter-stage-shader-variables": 15,
+    "max-storage-buffers-per-shader-stage": 4,
+    "max-texture-dimension-1d": 4096,
+    "max-texture-dimension-2d": 4096,
+    "max-texture-dimension-3d": 1024,
+    "max-uniform-buffer-binding-size": 16384,
+    "max-storage-buffers-in-vertex-stage": 0,
+    "max-storage-buffers-in-fragment-stage": 0,
+    "max-storage-textures-in-vertex-stage": 0,
+    "max-storage-textures-in-fragment-stage": 0,
+}
+
+# wgpu-types `Limits::downlevel_defaults()` (wgpu-types/src/limits.rs): "guaranteed to be
+# compatible with GLES-3.1 and D3D11". 16352 B of workgroup memory comes from Metal's
+# feature-set tables; wgpu has no max-bind-groups-plus-vertex-buffers, so it keeps WebGPU's.
+WGPU_DOWNLEVEL_LIMITS: dict[str, int] = {
+    **WEBGPU_LIMITS,
+    "max-texture-dimension-1d": 2048,
+    "max-texture-dimension-2d": 2048,
+    "max-texture-dimension-3d": 256,
+    "max-storage-buffers-per-shader-stage": 4,
+    "max-uniform-buffer-binding-size": 16384,
+    "max-inter-stage-shader-variables": 15,
+    "max-color-attachments": 4,
+    "max-compute-workgroup-storage-size": 16352,
+}
+
+# Limits only wgpu-native reports (seen in wgpu-py 0.32 adapter.limits): accepted in profile
+# files so an adapter dump can be loaded back, never checked statically.
+_WGPU_EXTRA_LIMITS = frozenset(
+    {
+        "max-immediate-size",
+        "max-non-sampler-bindings",
+        "max-binding-array-elements-per-shader-stage",
+        "max-binding-array-sampler-elements-per-shader-stage",
+        "max-multiview-view-count",
+        "max-inter-stage-shader-components",
+    }
+)
+KNOWN_LIMITS: frozenset[str] = frozenset(COMPAT_LIMITS) | _WGPU_EXTRA_LIMITS
+
+BUILTIN_PROFILES: dict[str, LimitProfile] = {
+    "webgpu": LimitProfile("webgpu", WEBGPU_LIMITS, None),
+    # Compatibility mode targets OpenGL ES 3.1 and D3D11 devices, which in practice offer
+    # neither shader-f16 nor subgroups: a variant needing either does not fit "everywhere
+    # compat runs".
+    "compat": LimitProfile("compat", COMPAT_LIMITS, frozenset()),
+    "wgpu-downlevel": LimitProfile("wgpu-downlevel", WGPU_DOWNLEVEL_LIMITS, None),
+}
+
+_PROFILE_KEYS = {"name", "limits", "features", "base"}
+
+
+def _kebab(key: str) -> str:
+    """'maxComputeWorkgroupSizeX' / 'max_compute_workgroup_size_x' -> kebab-case."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", key).replace("_", "-").lower()
+
+
+def _normalize_key(key: str) -> str:
+    kebab = _kebab(key)
+    # camelCase has "Dimension1D" -> "dimension1-d"; WebGPU's kebab name is "dimension-1d".
+    return re.sub(r"dimension-?(\d)-?d$", r"dimension-\1d", kebab)
+
+
+def adapter_profile(adapter: Any) -> LimitProfile:
+    """The limits and features a wgpu-py adapter reports, as a profile named 'adapter'."""
+    limits = {str(k): int(v) for k, v in adapter.limits.items() if isinstance(v, int)}
+    return LimitProfile("adapter", limits, frozenset(str(f) for f in adapter.features))
+
+
+def load_profile(name_or_path: str | Path) -> LimitProfile:
+    """A builtin profile name, 'adapter' (or 'adapter:<selector>'), or a JSON profile file."""
+    text = str(name_or_path)
+    if text in BUILTIN_PROFILES:
+        return BUILTIN_PROFILES[text]
+    if text == "adapter" or text.startswith("adapter:"):
+        from wgslgen.run.device import choose_adapter
+
+        return adapter_profile(choose_adapter(text.partition(":")[2] or None))
+    path = Path(text)
+    if not path.is_file():
+        names = ", ".join([*BUILTIN_PROFILES, "adapter"])
+        raise WgslgenError(
+            f"unknown limit profile {text!r}: not a builtin ({names}) and no such file"
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise WgslgenError(f"{path}: cannot read limit profile: {e}") from None
+    return profile_from_dict(data, source=str(path))
+
+
+def profile_from_dict(data: Any, source: str = "<profile>") -> LimitProfile:
+    """Build a profile from ``{"name", "limits", "features"?, "base"?}`` read from ``source``."""
+    if not isinstance(data, dict):
+        raise WgslgenError(f"{source}: a limit profile is a JSON object")
+    extra = sorted(set(data) - _PROFILE_KEYS)
+    if extra:
+        raise WgslgenError(
+            f"{source}: unknown key(s) {', '.join(extra)}; "
+            f"expected {', '.join(sorted(_PROFILE_KEYS))}"
+        )
+    base = data.get("base")
+    if base is not None and base not in BUILTIN_PROFILES:
+        raise WgslgenError(f"{source}: unknown base profile {base!r}")
+    limits: dict[str, int] = dict(BUILTIN_PROFILES[base].limits) if base else {}
+    raw = data.get("limits", {})
+    if not isinstance(raw, dict):
+        raise WgslgenError(f"{source}: 'limits' must be an object of name: integer")
+    unknown = [k for k in raw if _normalize_key(str(k)) not in KNOWN_LIMITS]
+    if unknown:
+        raise WgslgenError(
+            f"{source}: unknown limit(s) {', '.join(map(repr, unknown))}",
+            hint="limits use WebGPU names, e.g. max-compute-workgroup-storage-size",
+        )
+    for key, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise WgslgenError(f"{source}: limit {key!r} must be a non-negative integer")
+        limits[_normalize_key(key)] = value
+    features = data.get("features")
+    if features is not None and (
+        not isinstance(features, list) or not all(isinstance(f, str) for f in features)
+    ):
+        raise WgslgenError(f"{source}: 'features' must be a list of feature names")
+    name = data.get("name") or Path(source).stem
+    return LimitProfile(str(name), limits, None if features is None else frozenset(features))
+
+
+def _over(what: str, have: int, limits: Mapping[str, int], key: str, unit: str = "") -> list[str]:
+    cap = limits.get(key)
+    if cap is None or have <= cap:
+        return []
+    return [f"{what} {have:,}{unit} > {cap:,}{unit} ({key})"]
+
+
+def check(facts: WgslFacts, profile: LimitProfile, features: frozenset[str]) -> list[str]:
+    """Human-readable violations of ``profile`` by a variant; an empty list means it fits."""
+    lim = profile.limits
+    out = _over(
+        "workgroup memory", facts.workgroup_bytes, lim, "max-compute-workgroup-storage-size", " B"
+    )
+    out += _over(
+        "invocations per workgroup", facts.invocations, lim, "max-compute-invocations-per-workgroup"
+    )
+    for axis, size in zip("xyz", facts.workgroup_size, strict=True):
+        out += _over(f"workgroup size {axis}", size, lim, f"max-compute-workgroup-size-{axis}")
+    out += _over(
+        "storage buffers", facts.storage_buffers, lim, "max-storage-buffers-per-shader-stage"
+    )
+    out += _over(
+        "uniform buffers", facts.uniform_buffers, lim, "max-uniform-buffers-per-shader-stage"
+    )
+    for name, size in facts.uniform_vars.items():
+        out += _over(f"uniform buffer {name}", size, lim, "max-uniform-buffer-binding-size", " B")
+    out += _over("bind groups", facts.bind_groups, lim, "max-bind-groups")
+    if profile.features is not None:
+        for feature in sorted(set(features) | required_features(facts)):
+            if feature not in profile.features:
+                out.append(f"needs feature {feature}, not in profile {profile.name}")
+    return out
+
+
+FAMILIES = ("any", "naga", "tint")
+
+
+def check_directives(facts: WgslFacts, family: str) -> list[str]:
+    """Enable directives a compiler family needs or rejects; an empty list means all is well."""
+    if family not in FAMILIES:
+        raise WgslgenError(f"unknown compiler family {family!r}; expected one of {FAMILIES}")
+    out = []
+    if facts.uses_f16 and "f16" not in facts.enables:
+        out.append("f16 types need `enable f16;`")
+    if family == "tint" and facts.uses_subgroups and "subgroups" not in facts.enables:
+        out.append("subgroup built-ins need `enable subgroups;` for Tint/Dawn")
+    if family == "naga" and "subgroups" in facts.enables:
+        out.append(
+            "naga 30 / wgpu-native 29 reject `enable subgroups;` "
+            '("the `subgroups` enable-extension is not yet supported")'
+        )
+    if family == "any" and facts.uses_subgroups:
+        out.append(
+            "subgroup built-ins need one rendering per compiler family: Tint requires "
+            "`enable subgroups;`, naga rejects it"
+        )
+    return out
+
+
+def check_passes(
+    source: str, entry_points: Sequence[str], profile: LimitProfile, features: frozenset[str]
+) -> list[str]:
+    """Violations of ``profile`` by any pass of a module (each pass is its own pipeline)."""
+    out: list[str] = []
+    for entry in entry_points:
+        prefix = f"{entry}: " if len(entry_points) > 1 else ""
+        out += [prefix + r for r in check(analyze(source, entry), profile, features)]
+    return out

@@ -1,0 +1,404 @@
+"""Reading WGSL text without a compiler: tokens, module-scope declarations, function bodies,
+integer const-expressions and WGSL's memory layout rules."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from wgslgen.errors import WgslgenError
+
+_TOKEN = re.compile(
+    r"(?P<ws>\s+)"
+    r"|(?P<num>0[xX][0-9a-fA-F]+[iu]?|(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?[fh]?"
+    r"|\d+[eE][+-]?\d+[fh]?|\d+[iufh]?)"
+    r"|(?P<ident>[^\W\d]\w*)"
+    r"|(?P<punct>->|[^\s\w])"
+)
+_COMMENT_START = re.compile(r"//|/\*")
+_BLOCK_TOKEN = re.compile(r"/\*|\*/")
+_SCALARS = {"bool": (4, 4), "i32": (4, 4), "u32": (4, 4), "f32": (4, 4), "f16": (2, 2)}
+_SUFFIX_SCALAR = {"f": "f32", "i": "i32", "u": "u32", "h": "f16"}
+_CLOSE = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_BINARY_OPS = (("<<", ">>"), ("+", "-"), ("*", "/", "%"))  # loosest binding first
+_FUNCS: dict[str, Callable[..., int]] = {"min": min, "max": max, "abs": abs, "u32": int, "i32": int}
+Attrs = dict[str, tuple[int, int]]  # attribute name -> token range of its arguments
+
+
+class Tok(NamedTuple):
+    kind: str
+    text: str
+    line: int
+    pos: int  # offset in the text
+
+
+def strip_comments(source: str) -> str:
+    """``source`` with // and (nested) /* */ comments blanked out; line numbers are kept."""
+    out: list[str] = []
+    pos = 0
+    while m := _COMMENT_START.search(source, pos):
+        out.append(source[pos : m.start()])
+        if m.group() == "//":
+            end = source.find("\n", m.start())
+            end = len(source) if end < 0 else end
+        else:
+            depth, end = 1, m.end()
+            while depth:
+                b = _BLOCK_TOKEN.search(source, end)
+                if not b:
+                    line = source.count("\n", 0, m.start()) + 1
+                    raise WgslgenError(f"line {line}: unterminated /* comment")
+                depth += 1 if b.group() == "/*" else -1
+                end = b.end()
+        out.append(re.sub(r"[^\n]", " ", source[m.start() : end]))
+        pos = end
+    return "".join([*out, source[pos:]])
+
+
+def tokenize(text: str) -> list[Tok]:
+    toks: list[Tok] = []
+    line = 1
+    for m in _TOKEN.finditer(text):
+        if m.lastgroup == "ws":
+            line += m.group().count("\n")
+        else:
+            toks.append(Tok(m.lastgroup or "punct", m.group(), line, m.start()))
+    return toks
+
+
+def round_up(align: int, size: int) -> int:
+    return (size + align - 1) // align * align
+
+
+class Module:
+    """Module-scope declarations of one WGSL text; constants and layouts evaluated lazily."""
+
+    def __init__(self, text: str) -> None:
+        self.text = strip_comments(text)
+        self.t = tokenize(self.text)
+        self.consts: dict[str, tuple[int, int]] = {}  # name -> token range of the initializer
+        self.aliases: dict[str, Any] = {}
+        self.structs: dict[str, list[tuple[Any, Attrs]]] = {}
+        self.vars: list[tuple[str, str, Any, Attrs, int]] = []  # space, name, type, attrs, line
+        self.entries: dict[str, Attrs] = {}  # @compute functions, in declaration order
+        self.fns: dict[str, tuple[int, int, int]] = {}  # name -> "(" of params, "{", end of body
+        self.enables: set[str] = set()
+        self._values: dict[str, int | None] = {}  # None while being evaluated (cycle check)
+        self._layouts: dict[str, tuple[int, int] | None] = {}
+        self._parse()
+
+    # -- scanning --------------------------------------------------------------------------
+    def _at(self, i: int) -> str:
+        return self.t[i].text if i < len(self.t) else ""
+
+    def _fail(self, i: int, why: str) -> WgslgenError:
+        line = self.t[min(i, len(self.t) - 1)].line if self.t else 1
+        return WgslgenError(f"line {line}: {why}")
+
+    def _match(self, i: int) -> int:
+        """Index just past the bracket that closes the one at ``i``."""
+        opener, depth = self._at(i), 0
+        for j in range(i, len(self.t)):
+            depth += (self.t[j].text == opener) - (self.t[j].text == _CLOSE[opener])
+            if depth == 0:
+                return j + 1
+        raise self._fail(i, f"unbalanced {opener!r}")
+
+    def _skip_to(self, i: int, stops: tuple[str, ...], end: int | None = None) -> int:
+        """Index of the next token in ``stops`` outside ( [ { brackets, from ``i``."""
+        end = len(self.t) if end is None else end
+        while i < end and self.t[i].text not in stops:
+            i = self._match(i) if self.t[i].text in ("(", "[", "{") else i + 1
+        if i >= end and end == len(self.t):
+            raise self._fail(i, f"expected {stops[0]!r}")
+        return i
+
+    def _expect(self, i: int, text: str) -> int:
+        if self._at(i) != text:
+            raise self._fail(i, f"expected {text!r}, found {self._at(i)!r}")
+        return i + 1
+
+    def split_args(self, start: int, end: int) -> list[tuple[int, int]]:
+        """Comma-separated token ranges between ``start`` and ``end``."""
+        out = []
+        while start < end:
+            comma = self._skip_to(start, (",",), end)
+            out.append((start, comma))
+            start = comma + 1
+        return out
+
+    # -- declarations ----------------------------------------------------------------------
+    def _attrs(self, i: int) -> tuple[Attrs, int]:
+        attrs: Attrs = {}
+        while self._at(i) == "@":
+            name, i = self._at(i + 1), i + 2
+            attrs[name] = (i + 1, self._match(i) - 1) if self._at(i) == "(" else (i, i)
+            i = self._match(i) if self._at(i) == "(" else i
+        return attrs, i
+
+    def _parse(self) -> None:
+        i = 0
+        while i < len(self.t):
+            attrs, i = self._attrs(i)
+            word, name = self._at(i), self._at(i + 1)
+            if word == "struct":
+                i = self._struct(name, i + 2)
+            elif word == "fn":
+                body = self._skip_to(i, ("{",))
+                self.fns[name] = (self._expect(i + 2, "(") - 1, body, self._match(body))
+                if "compute" in attrs:
+                    self.entries[name] = attrs
+                i = self.fns[name][2]
+            else:  # a declaration that ends with ';'
+                end = self._skip_to(i, (";",))
+                if word == "enable":
+                    self.enables.update(t.text for t in self.t[i + 1 : end] if t.kind == "ident")
+                elif word in ("const", "override"):
+                    eq = self._skip_to(i, ("=",), end)
+                    self.consts[name] = (eq + 1, end) if eq < end else (end, end)
+                elif word == "alias":
+                    self.aliases[name] = self._type(self._expect(i + 2, "="))[0]
+                elif word == "var":
+                    self._var(i + 1, attrs)
+                i = end + 1  # also skips requires, diagnostic, const_assert
+
+    def _struct(self, name: str, i: int) -> int:
+        body_end = self._match(i) - 1
+        members, j = [], i + 1
+        while True:
+            attrs, j = self._attrs(j)
+            if j >= body_end:
+                break
+            typ, j = self._type(self._expect(j + 1, ":"))
+            members.append((typ, attrs))
+            j += self._at(j) == ","
+        self.structs[name] = members
+        return body_end + 1
+
+    def _var(self, i: int, attrs: Attrs) -> None:
+        space = self._at(i + 1) if self._at(i) == "<" else "function"
+        i = self._match(i) if self._at(i) == "<" else i
+        typ = self._type(i + 2)[0] if self._at(i + 1) == ":" else None
+        self.vars.append((space, self._at(i), typ, attrs, self.t[i].line))
+
+    def _type(self, i: int) -> tuple[Any, int]:
+        """Parse the type at token ``i`` into a small tuple tree; returns it and the next index."""
+        name, line, i = self._at(i), self.t[i].line, i + 1
+        if name in _SCALARS:
+            return ("scalar", name), i
+        if m := re.fullmatch(r"vec([234])([fihu]?)|mat([234])x([234])([fh]?)|(atomic)", name):
+            suffix = m.group(2) or m.group(5)
+            if suffix:
+                elem: Any = ("scalar", _SUFFIX_SCALAR[suffix])
+            else:
+                elem, i = self._type(self._expect(i, "<"))
+                i = self._expect(i, ">")
+            if m.group(1):
+                return ("vec", int(m.group(1)), elem), i
+            return (
+                ("mat", int(m.group(3)), int(m.group(4)), elem) if m.group(3) else ("atomic",)
+            ), i
+        if name == "array":
+            elem, i = self._type(self._expect(i, "<"))
+            count = None
+            if self._at(i) == "," and self._at(i + 1) != ">":
+                end = self._skip_to(i + 1, (">", ","))
+                count, i = (i + 1, end), end
+            i += self._at(i) == ","  # a trailing comma is allowed
+            return ("array", elem, count, line), self._expect(i, ">")
+        if self._at(i) == "<":  # textures, pointers and other types without a layout
+            return ("opaque", name, line), self._match(i)
+        return ("named", name, line), i
+
+    # -- function bodies -------------------------------------------------------------------
+    def references(self, fn: str) -> set[str]:
+        """Identifiers in the body of ``fn`` that resolve at module scope.
+
+        Not counted: struct members and swizzles (after ``.``), attribute names, parameters,
+        and locals (let/var/const) from the end of their declaration to the end of their block.
+        Keywords, types and built-ins come along too; callers intersect with what they look for.
+        """
+        params, i, end = self.fns[fn]
+        args = self.split_args(params + 1, self._match(params) - 1)  # may split ptr<a, b>
+        names = {self._at(k) for a, _ in args if self._at((k := self._attrs(a)[1]) + 1) == ":"}
+        scopes: list[tuple[set[str], bool]] = [(names, False)]  # (names, ends with its body)
+        found: set[str] = set()
+        pending: tuple[int, str] | None = None  # a local's scope starts after its ';'
+        while i < end:
+            tok = self.t[i]
+            if pending and i == pending[0]:
+                scopes[-1][0].add(pending[1])
+                pending = None
+            if tok.text in ("{", "for"):  # a for statement scopes its init declaration
+                scopes.append((set(), tok.text == "for"))
+            elif tok.text == "}":
+                scopes.pop()
+                while scopes and scopes[-1][1]:
+                    scopes.pop()
+            elif tok.text in ("let", "var", "const"):
+                j = self._match(i + 1) if self._at(i + 1) == "<" else i + 1
+                pending = (self._skip_to(j, (";",), end), self._at(j))
+                i = j  # the initializer is read as usual: it still sees the outer name
+            elif (
+                tok.kind == "ident"
+                and self._at(i - 1) not in (".", "@")
+                and not any(tok.text in s for s, _ in scopes)
+            ):
+                found.add(tok.text)
+            i += 1
+        return found
+
+    # -- constant expressions ---------------------------------------------------------------
+    def value(self, name: str, at: int) -> int:
+        """The integer value of module-scope constant ``name`` (referenced at token ``at``)."""
+        if name in self._values:
+            if (v := self._values[name]) is None:
+                raise self._fail(at, f"constant `{name}` is defined in terms of itself")
+            return v
+        if name not in self.consts:
+            raise self._fail(at, f"unknown constant `{name}`")
+        start, end = self.consts[name]
+        if start == end:
+            raise self._fail(at, f"override `{name}` has no default value")
+        self._values[name] = None
+        try:
+            self._values[name] = v = self.evaluate(start, end)
+        except WgslgenError:
+            del self._values[name]
+            raise
+        return v
+
+    def evaluate(self, start: int, end: int) -> int:
+        """Evaluate the integer const-expression held by tokens ``start:end`` (no eval())."""
+        return _Evaluator(self, start, end).run()
+
+    # -- memory layout (WGSL §14.4) ---------------------------------------------------------
+    def layout(self, typ: Any) -> tuple[int, int]:
+        """(alignment, size) of a type under WGSL's memory layout rules."""
+        kind, *rest = typ
+        if kind == "scalar":
+            return _SCALARS[rest[0]]
+        if kind == "atomic":
+            return 4, 4
+        if kind == "vec":
+            n, size = rest[0], self.layout(rest[1])[1]
+            return (4 if n == 3 else n) * size, n * size
+        if kind == "mat":  # columns of vecR, each padded to its alignment
+            align, size = self.layout(("vec", rest[1], rest[2]))
+            return align, rest[0] * round_up(align, size)
+        if kind == "array":
+            elem, count, line = rest
+            align, size = self.layout(elem)
+            if count is None:
+                raise WgslgenError(f"line {line}: a runtime-sized array has no fixed size")
+            if (n := self.evaluate(*count)) <= 0:
+                raise WgslgenError(f"line {line}: array element count {n} is not positive")
+            return align, n * round_up(align, size)
+        name, line = rest
+        if kind == "named" and name in self.aliases:
+            return self.layout(self.aliases[name])
+        if kind == "named" and name in self.structs:
+            return self._struct_layout(name, line)
+        why = "has no memory layout" if kind == "opaque" else "is unknown"
+        raise WgslgenError(f"line {line}: type `{name}` {why}")
+
+    def _struct_layout(self, name: str, line: int) -> tuple[int, int]:
+        if name in self._layouts:
+            if (got := self._layouts[name]) is None:
+                raise WgslgenError(f"line {line}: struct `{name}` contains itself")
+            return got
+        self._layouts[name] = None
+        offset, struct_align = 0, 1
+        for typ, attrs in self.structs[name]:
+            align, size = self.layout(typ)
+            align = self.evaluate(*attrs["align"]) if "align" in attrs else align
+            size = self.evaluate(*attrs["size"]) if "size" in attrs else size
+            offset = round_up(align, offset) + size
+            struct_align = max(struct_align, align)
+        self._layouts[name] = got = (struct_align, round_up(struct_align, offset))
+        return got
+
+
+class _Evaluator:
+    """Precedence-climbing evaluator of WGSL integer const-expressions."""
+
+    def __init__(self, module: Module, start: int, end: int) -> None:
+        self.m, self.i, self.start, self.end = module, start, start, end
+
+    def run(self) -> int:
+        v = self._binary(0)
+        if self.i != self.end:
+            raise self._error(f"unexpected {self._peek()!r}")
+        return v
+
+    def _error(self, why: str) -> WgslgenError:
+        first, last = self.m.t[self.start], self.m.t[max(self.start, self.end - 1)]
+        text = " ".join(self.m.text[first.pos : last.pos + len(last.text)].split())
+        return self.m._fail(self.start, f"cannot evaluate `{text}`: {why}")
+
+    def _peek(self, k: int = 0) -> str:
+        return self.m.t[self.i + k].text if self.i + k < self.end else ""
+
+    def _binary(self, level: int) -> int:
+        if level == len(_BINARY_OPS):
+            return self._unary()
+        v = self._binary(level + 1)
+        while True:
+            op = self._peek()
+            if op in ("<", ">") and self._peek(1) == op:  # << and >> arrive as two tokens
+                op *= 2
+            if op not in _BINARY_OPS[level]:
+                return v
+            self.i += len(op)
+            rhs = self._binary(level + 1)
+            if op in ("/", "%"):
+                if rhs == 0:
+                    raise self._error("division by zero")
+                # WGSL integer division truncates toward zero, like C, unlike Python's //.
+                q = abs(v) // abs(rhs) * (1 if (v >= 0) == (rhs >= 0) else -1)
+                v = q if op == "/" else v - q * rhs
+            elif op in ("<<", ">>"):
+                if rhs < 0:
+                    raise self._error(f"negative shift by {rhs}")
+                v = v << rhs if op == "<<" else v >> rhs
+            else:
+                v = v + rhs if op == "+" else v - rhs if op == "-" else v * rhs
+
+    def _unary(self) -> int:
+        if self._peek() == "-":
+            self.i += 1
+            return -self._unary()
+        if self.i >= self.end:
+            raise self._error("expression ends early")
+        tok = self.m.t[self.i]
+        self.i += 1
+        if tok.kind == "num":
+            if tok.text[:2] in ("0x", "0X"):
+                return int(tok.text[2:].rstrip("iu"), 16)
+            if tok.text[-1] in "fh" or "." in tok.text or "e" in tok.text.lower():
+                raise self._error(f"`{tok.text}` is not an integer")
+            return int(tok.text.rstrip("iu"))
+        if tok.text == "(":
+            v = self._binary(0)
+            self.i = self._close(")")
+            return v
+        if tok.kind != "ident":
+            raise self._error(f"unexpected {tok.text!r}")
+        if self._peek() != "(":
+            return self.m.value(tok.text, self.i - 1)
+        if tok.text not in _FUNCS:
+            raise self._error(f"function `{tok.text}` is not supported here")
+        self.i += 1
+        args = [self._binary(0)]
+        while self._peek() == "," and self._peek(1) != ")":
+            self.i += 1
+            args.append(self._binary(0))
+        self.i += self._peek() == ","  # a trailing comma is allowed
+        self.i = self._close(")")
+        return _FUNCS[tok.text](*args)
+
+    def _close(self, text: str) -> int:
+        if self._peek() != text:
+            raise self._error(f"expected {text!r}, found {self._peek() or 'the end'!r}")
+        return self.i + 1

@@ -1,0 +1,1 @@
+"""Stage 2: Variant → RenderedVariant (WGSL text, source map, facts); the build and its manifest."""

@@ -1,0 +1,275 @@
+"""Variant → WGSL text: the sandboxed Jinja environment, provenance header and source map."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import traceback
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.sandbox
+
+from wgslgen import __version__
+from wgslgen.errors import WgslgenError
+from wgslgen.spec.kernel import KernelSpec, Variant
+from wgslgen.spec.loader import DEFAULT_TEMPLATES
+
+# A kernel that uses subgroups needs different text for naga and for Tint (DESIGN.md), so
+# every template is rendered once per family; identical texts collapse into one "any" file.
+FAMILIES = ("naga", "tint")
+
+_MARK = re.compile(r"\x02(\d+):(\d+)\x03")
+
+
+@dataclass(frozen=True)
+class RenderedVariant:
+    """One rendering of a variant for one compiler family (see docs/CONTRACTS.md)."""
+
+    kernel: str
+    name: str
+    params: dict[str, Any]
+    family: str
+    source: str
+    source_map: tuple[tuple[str, int], ...]
+    entry_point: str  # the first pass's
+    entry_points: tuple[str, ...]  # every pass's, in dispatch order
+    features: frozenset[str]
+    sha256: str
+    relpath: str
+    variant: Variant
+
+    def origin(self, line: int) -> tuple[str, int]:
+        """The template file and line that produced 1-based output ``line``."""
+        if 1 <= line <= len(self.source_map):
+            return self.source_map[line - 1]
+        return ("<generated>", 0)
+
+
+class _MarkingLoader(jinja2.FileSystemLoader):
+    """Appends an invisible line marker to each template line, to map output to source."""
+
+    def __init__(self, searchpath: list[str], files: list[str]) -> None:
+        super().__init__(searchpath)
+        self.files = files
+
+    def get_source(self, environment, template):
+        source, filename, uptodate = super().get_source(environment, template)
+        if filename not in self.files:
+            self.files.append(filename)
+        return _add_markers(source, self.files.index(filename)), filename, uptodate
+
+
+def _add_markers(source: str, file_id: int) -> str:
+    lines = source.split("\n")
+    closer: str | None = None
+    for i, line in enumerate(lines):
+        pos = 0
+        while True:
+            if closer is None:
+                hits = [
+                    (line.find(o, pos), c) for o, c in (("{%", "%}"), ("{{", "}}"), ("{#", "#}"))
+                ]
+                hits = [h for h in hits if h[0] >= 0]
+                if not hits:
+                    break
+                start, closer = min(hits)
+                pos = start + 2
+            else:
+                end = line.find(closer, pos)
+                if end < 0:
+                    break
+                closer, pos = None, end + 2
+        tail = line.rstrip()
+        # Lines ending in a statement or comment produce no output of their own, and
+        # trim_blocks must still see the newline right after the tag.
+        if closer is None and not tail.endswith(("%}", "#}")) and i < len(lines) - 1:
+            lines[i] = line + f"\x02{file_id}:{i + 1}\x03"
+    return "\n".join(lines)
+
+
+def _search_path(spec: KernelSpec) -> list[str]:
+    return [str(p) for p in dict.fromkeys([spec.folder, spec.folder.parent, DEFAULT_TEMPLATES])]
+
+
+@lru_cache(maxsize=64)
+def _environment(search: tuple[str, ...], marked: bool) -> jinja2.Environment:
+    files: list[str] = []
+    loader = _MarkingLoader(list(search), files) if marked else jinja2.FileSystemLoader(search)
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.globals["marker_files"] = files
+    return env
+
+
+def _template_name(spec: KernelSpec) -> str:
+    return spec.template_path.name
+
+
+@lru_cache(maxsize=1024)
+def _display_path(path: str | Path) -> str:
+    """A path relative to its templates root, so headers do not depend on the checkout."""
+    path = Path(path)
+    for root in (DEFAULT_TEMPLATES, Path.cwd()):
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            continue
+    return path.name if path.parent.name == "" else f"{path.parent.name}/{path.name}"
+
+
+def template_sha256(spec: KernelSpec) -> str:
+    """sha256 of the template and every shared macro file next to it (what a render reads)."""
+    h = hashlib.sha256(spec.template_path.read_bytes())
+    if not spec.plain:
+        for root in dict.fromkeys([spec.folder.parent, DEFAULT_TEMPLATES]):
+            for lib in sorted((root / "_lib").glob("*")):
+                h.update(lib.name.encode() + lib.read_bytes())
+    return h.hexdigest()
+
+
+def _header(variant: Variant, family: str) -> list[str]:
+    spec = variant.spec
+    axes = ", ".join(f"{k}={v}" for k, v in variant.param_items) or "(none)"
+    return [
+        f"// Generated by wgslgen {__version__} from {_display_path(spec.template_path)}."
+        " Do not edit: edit the template and run `wgslgen build`.",
+        f"// kernel: {spec.name}   variant: {variant.name}   family: {family}",
+        f"// axes: {axes}",
+        f"// template sha256: {template_sha256(spec)}",
+    ]
+
+
+def _render_text(variant: Variant, family: str, marked: bool) -> str:
+    spec = variant.spec
+    if spec.plain:
+        return spec.template_path.read_text(encoding="utf-8")
+    env = _environment(tuple(_search_path(spec)), marked)
+    context = {
+        **variant.params,
+        "kernel": spec.name,
+        "family": family,
+        "interface": variant.interface.declarations(),
+    }
+    try:
+        return env.get_template(_template_name(spec)).render(context)
+    except jinja2.TemplateSyntaxError as exc:
+        where = f"{exc.filename or spec.template_path}:{exc.lineno}"
+        raise WgslgenError(
+            f"{where}: template syntax error: {exc.message} (variant {variant.name})"
+        ) from None
+    except jinja2.TemplateNotFound as exc:
+        raise WgslgenError(f"{spec.template_path}: template {exc.name!r} not found") from None
+    except Exception as exc:
+        raise WgslgenError(
+            f"{_template_frame(exc, spec)}: {type(exc).__name__}: {exc} "
+            f"(variant {variant.name}: {', '.join(f'{k}={v}' for k, v in variant.param_items)})"
+        ) from None
+
+
+def _template_frame(exc: BaseException, spec: KernelSpec) -> str:
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if f.filename.endswith((".j2", ".wgsl", ".jinja")) or "/templates/" in f.filename
+    ]
+    if frames:
+        return f"{frames[-1].filename}:{frames[-1].lineno}"
+    return str(spec.template_path)
+
+
+def _source_map(marked: str, files: list[str]) -> tuple[str, tuple[tuple[str, int], ...]]:
+    text_lines, mapping = [], []
+    last = ("<generated>", 0)
+    for line in marked.split("\n"):
+        hits = _MARK.findall(line)
+        if hits:
+            fid, lineno = hits[-1]
+            last = (_display_path(files[int(fid)]), int(lineno))
+        mapping.append(last)
+        text_lines.append(_MARK.sub("", line))
+    return "\n".join(text_lines), tuple(mapping)
+
+
+def _features(source: str, variant: Variant) -> frozenset[str]:
+    from wgslgen.check.wgsl import analyze, required_features
+
+    needed = frozenset().union(
+        *(required_features(analyze(source, ep)) for ep in variant.spec.entry_points)
+    )
+    return needed | variant.interface.features
+
+
+def render(variant: Variant, family: str = "naga") -> RenderedVariant:
+    """Render ``variant`` for one compiler family, with its provenance header and source map."""
+    spec = variant.spec
+    body = _render_text(variant, family, marked=False)
+    header = _header(variant, family)
+    body_map: tuple[tuple[str, int], ...]
+    if spec.plain:
+        body_map = tuple(
+            (_display_path(spec.template_path), i + 1) for i in range(body.count("\n") + 1)
+        )
+    else:
+        env = _environment(tuple(_search_path(spec)), True)
+        stripped, body_map = _source_map(
+            _render_text(variant, family, marked=True), env.globals["marker_files"]
+        )
+        if stripped != body:  # a filter saw the markers; better no map than a wrong one
+            body_map = (("<unmapped>", 0),) * (body.count("\n") + 1)
+    source = "\n".join(header) + "\n" + body
+    if not source.endswith("\n"):
+        source += "\n"
+        body_map = (*body_map, ("<generated>", 0))
+    return RenderedVariant(
+        kernel=spec.name,
+        name=variant.name,
+        params=variant.params,
+        family=family,
+        source=source,
+        source_map=tuple([("<generated>", 0)] * len(header)) + body_map,
+        entry_point=spec.entry_point,
+        entry_points=spec.entry_points,
+        features=_features(source, variant),
+        sha256=hashlib.sha256(source.encode()).hexdigest(),
+        relpath=f"{spec.name}/{variant.name}.wgsl",
+        variant=variant,
+    )
+
+
+def render_families(variant: Variant) -> list[RenderedVariant]:
+    """Every distinct rendering of ``variant``: one "any" text, or one per compiler family."""
+    texts = [render(variant, f) for f in FAMILIES]
+    if all(_body(t.source) == _body(texts[0].source) for t in texts):
+        return [_relabel(texts[0], "any")]
+    return [
+        RenderedVariant(**{**t.__dict__, "relpath": f"{t.kernel}/{t.name}.{t.family}.wgsl"})
+        for t in texts
+    ]
+
+
+def _relabel(rendered: RenderedVariant, family: str) -> RenderedVariant:
+    """The same text with the header naming another family (no second render)."""
+    header = "\n".join(_header(rendered.variant, family)) + "\n"
+    source = header + _body(rendered.source)
+    return RenderedVariant(
+        **{
+            **rendered.__dict__,
+            "family": family,
+            "source": source,
+            "sha256": hashlib.sha256(source.encode()).hexdigest(),
+        }
+    )
+
+
+def _body(source: str) -> str:
+    return source.split("\n", 4)[-1]

@@ -1,0 +1,273 @@
+"""A kernel's numpy reference: loading it, making test cases, comparing, lending it to .wgsl files.
+
+A test case is the inputs for one shape and seed, quantised through each binding's encoding
+(an f16 input is rounded to f16 before the reference sees it, so a comparison measures the
+kernel and not the rounding of its inputs), the bytes to upload, and the expected outputs.
+What comes back is compared per output with the variant's tolerances.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.util
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from wgslgen.errors import WgslgenError
+from wgslgen.spec.interface import Binding
+from wgslgen.spec.kernel import Axis, KernelSpec, Variant
+
+MakeInputs = Callable[[dict[str, int], np.random.Generator], dict[str, np.ndarray]]
+ReferenceFn = Callable[[dict[str, np.ndarray], dict[str, int]], dict[str, np.ndarray]]
+
+# Canary for output buffers: a variant that leaves part of its output unwritten shows NaN
+# there (or, for integer outputs, a pattern that is rarely a real result).
+_CANARY = {"f": np.nan, "u": 0xCDCDCDCD, "i": -0x32323233}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The two functions of a kernel's reference.py."""
+
+    path: Path
+    make_inputs: MakeInputs
+    reference: ReferenceFn
+
+
+@dataclass(frozen=True)
+class Case:
+    """One shape's test inputs for one variant, ready to upload, and what must come back."""
+
+    shape: dict[str, int]
+    scope: dict[str, Any]
+    counts: dict[str, int]  # logical element count per binding
+    uniform: bytes | None
+    data: dict[str, bytes]  # initial buffer contents per binding (canary for outputs)
+    inputs: dict[str, np.ndarray]  # quantised inputs, as the reference saw them
+    expected: dict[str, np.ndarray]  # reference outputs, in their natural shape
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """How one output compared: counts, largest errors and the worst element."""
+
+    name: str
+    ok: bool
+    count: int
+    bad: int  # elements outside atol + rtol·|want|
+    nonfinite: int  # NaN/Inf where the reference is finite (NaN is the canary)
+    max_abs: float
+    max_rel: float
+    worst_index: tuple[int, ...]
+    got: float
+    want: float
+
+    def summary(self) -> str:
+        """One line: what is off, by how much, and where."""
+        where = f"[{', '.join(map(str, self.worst_index))}]"
+        text = (
+            f"{self.name}: {self.bad}/{self.count} off, max abs {self.max_abs:.3g}, "
+            f"max rel {self.max_rel:.3g}, worst at {where} (got {self.got:.6g}, "
+            f"want {self.want:.6g})"
+        )
+        if self.nonfinite:
+            text += f"; {self.nonfinite} NaN/Inf (NaN is the canary: unwritten?)"
+        return text
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> OutputCheck:
+    """Compare ``got`` with ``want``: an element fails when |got−want| > atol + rtol·|want|."""
+    want = np.asarray(want)
+    got = np.asarray(got, dtype=np.float64).reshape(want.shape)
+    want = want.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        finite = np.isfinite(want)
+        diff = np.abs(got - want)
+        allowed = atol + rtol * np.abs(want)
+        # NaN or Inf passes only where the reference has the same there.
+        special_ok = (np.isnan(want) & np.isnan(got)) | (~np.isnan(want) & (got == want))
+        bad = np.where(finite, ~(diff <= allowed), ~special_ok)
+        diff = np.where(bad & ~np.isfinite(diff), np.inf, np.where(np.isfinite(diff), diff, 0.0))
+        rel = np.where(want != 0, diff / np.abs(want), np.where(diff > 0, np.inf, 0.0))
+        score = np.where(allowed > 0, diff / allowed, np.where(diff > 0, np.inf, 0.0))
+    flat = int(np.argmax(score)) if score.size else 0
+    index = tuple(int(i) for i in np.unravel_index(flat, want.shape)) if want.size else ()
+    return OutputCheck(
+        name=name,
+        ok=not bad.any(),
+        count=int(want.size),
+        bad=int(bad.sum()),
+        nonfinite=int((finite & ~np.isfinite(got)).sum()),
+        max_abs=float(diff.max()) if diff.size else 0.0,
+        max_rel=float(rel.max()) if rel.size else 0.0,
+        worst_index=index,
+        got=float(got.reshape(-1)[flat]) if want.size else 0.0,
+        want=float(want.reshape(-1)[flat]) if want.size else 0.0,
+    )
+
+
+_loaded: dict[tuple[str, int], Reference] = {}
+
+
+def load_reference(spec: KernelSpec) -> Reference:
+    """Import ``spec``'s reference.py (cached per file version); errors name the file."""
+    path = spec.reference_path
+    if path is None:
+        how = (
+            "a plain .wgsl kernel borrows one with --reference KERNEL"
+            if spec.plain
+            else f"add reference.py next to {spec.spec_path}"
+        )
+        raise WgslgenError(f"kernel {spec.name} has no numpy reference; {how}")
+    key = (str(path.resolve()), path.stat().st_mtime_ns)
+    if key in _loaded:
+        return _loaded[key]
+    digest = hashlib.sha256(key[0].encode()).hexdigest()[:12]
+    name = f"wgslgen_reference_{spec.name.replace('-', '_')}_{digest}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise WgslgenError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module  # dataclasses and pickling inside the module look it up here
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise WgslgenError(
+            f"{_user_frame(exc, path)}: importing the reference failed: {type(exc).__name__}: {exc}"
+        ) from None
+    functions = {}
+    for fn in ("make_inputs", "reference"):
+        functions[fn] = getattr(module, fn, None)
+        if not callable(functions[fn]):
+            raise WgslgenError(
+                f"{path}: defines no function {fn}(...)",
+                hint="see templates/attention_bwd_dq/reference.py",
+            )
+    _loaded[key] = Reference(path, functions["make_inputs"], functions["reference"])
+    return _loaded[key]
+
+
+def _user_frame(exc: BaseException, path: Path) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+    return f"{path}:{frames[-1].lineno}" if frames else str(path)
+
+
+def make_case(variant: Variant, shape: Mapping[str, int], ref: Reference, seed: int = 0) -> Case:
+    """Inputs, upload bytes and expected outputs of ``variant`` at ``shape``.
+
+    Refuses a shape that breaks the variant's preconditions (naming the precondition).
+    """
+    scope = variant.problem_scope(shape)
+    problem = variant.spec.problem
+    assert problem is not None  # problem_scope refused it otherwise
+    counts = {name: int(expr(scope)) for name, expr in problem.counts}
+    sizes = {k: int(shape[k]) for k in problem.sizes}
+    where = f"{ref.path}"
+    raw = _call(ref.make_inputs, where, "make_inputs", dict(sizes), np.random.default_rng(seed))
+    data: dict[str, bytes] = {}
+    inputs: dict[str, np.ndarray] = {}
+    for b in variant.interface.bindings:
+        if b.name in raw:  # an output given by make_inputs is an in-out buffer
+            arr = np.asarray(raw[b.name])
+            _check_size(arr, b, counts[b.name], f"{where}: make_inputs")
+            data[b.name] = b.encoding.encode(arr)
+            inputs[b.name] = b.encoding.decode(data[b.name], counts[b.name]).reshape(arr.shape)
+        elif b.is_output or b.scratch:  # NaN canary: a pass reading unwritten scratch fails
+            dtype = np.dtype(b.encoding.host_dtype)
+            canary = np.full(counts[b.name], _CANARY[dtype.kind], dtype=dtype)
+            data[b.name] = b.encoding.encode(canary)
+        else:
+            raise WgslgenError(f"{where}: make_inputs gave no array for input binding {b.name!r}")
+    expected = _call(ref.reference, where, "reference", dict(inputs), dict(sizes))
+    out: dict[str, np.ndarray] = {}
+    for b in variant.interface.bindings:
+        if b.is_output:
+            if b.name not in expected:
+                raise WgslgenError(f"{where}: reference returned no array for output {b.name!r}")
+            arr = np.asarray(expected[b.name])
+            _check_size(arr, b, counts[b.name], f"{where}: reference")
+            out[b.name] = arr.astype(np.float64) if arr.dtype.kind == "f" else arr
+    uniform = variant.spec.uniform.pack(scope) if variant.spec.uniform else None
+    return Case(dict(sizes), scope, counts, uniform, data, inputs, out)
+
+
+def _call(fn: Callable[..., Any], where: str, name: str, *args: Any) -> dict[str, Any]:
+    try:
+        result = fn(*args)
+    except WgslgenError:
+        raise
+    except Exception as exc:
+        raise WgslgenError(
+            f"{_user_frame(exc, Path(where))}: {name}() failed: {type(exc).__name__}: {exc}"
+        ) from None
+    if not isinstance(result, Mapping):
+        raise WgslgenError(f"{where}: {name}() must return a dict of arrays by binding name")
+    return dict(result)
+
+
+def _check_size(arr: np.ndarray, b: Binding, count: int, where: str) -> None:
+    if arr.size != count:
+        raise WgslgenError(
+            f"{where}: {b.name!r} has {arr.size} elements (shape {arr.shape}), but the "
+            f"interface says count = {b.count} = {count}"
+        )
+
+
+def find_kernel(name: str, templates: Sequence[Path | str] | None = None) -> KernelSpec:
+    """The kernel ``name`` from the given template folders, else from the bundled ones."""
+    from wgslgen.spec.loader import DEFAULT_TEMPLATES, discover
+
+    searched = [list(templates)] if templates else []
+    searched.append([DEFAULT_TEMPLATES])
+    for dirs in searched:
+        for spec in discover(dirs):
+            if spec.name == name:
+                return spec
+    known = sorted({s.name for dirs in searched for s in discover(dirs)})
+    raise WgslgenError(f"--reference {name!r}: no such kernel; known: {', '.join(known)}")
+
+
+def borrow(plain: KernelSpec, donor: KernelSpec) -> KernelSpec:
+    """A plain .wgsl kernel given the donor's interface, problem, tests and reference.
+
+    The plain file is taken to be the donor's baseline: every donor axis is pinned to its
+    baseline value, so binding types, preconditions and tolerances resolve as they do there.
+    """
+    if donor.plain or donor.problem is None:
+        raise WgslgenError(f"--reference {donor.name}: that kernel declares no [problem] to lend")
+    pinned = tuple(Axis(a.name, a.key, (a.baseline,), a.baseline) for a in donor.axes)
+    return dataclasses.replace(
+        plain,
+        axes=pinned,
+        constraints=(),
+        uniform=donor.uniform,
+        bindings=donor.bindings,
+        problem=donor.problem,
+        test_shapes=donor.test_shapes,
+        tune_shapes=donor.tune_shapes,
+        tolerances=donor.tolerances,
+        reference_path=donor.reference_path,
+        description=f"{plain.description}, run as {donor.name} (baseline)",
+    )
+
+
+def with_reference(
+    kernels: Sequence[KernelSpec],
+    donor_name: str | None,
+    templates: Sequence[Path | str] | None = None,
+) -> list[KernelSpec]:
+    """``kernels`` with every plain one borrowing ``donor_name``'s reference (if given)."""
+    if not donor_name:
+        return list(kernels)
+    if not any(k.plain for k in kernels):
+        raise WgslgenError("--reference applies to plain .wgsl kernels, and none is selected")
+    donor = find_kernel(donor_name, templates)
+    return [borrow(k, donor) if k.plain else k for k in kernels]

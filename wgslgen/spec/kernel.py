@@ -1,0 +1,290 @@
+"""kernel.toml → KernelSpec: the tuning space, its constraints, the interface and the problem.
+
+A kernel is a folder under a templates directory (kernel.toml, a Jinja template and
+reference.py); a plain ``.wgsl`` file is a kernel with no axes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from wgslgen.errors import WgslgenError
+from wgslgen.spec.expressions import Expression
+from wgslgen.spec.interface import ENCODINGS, Binding, Interface, UniformLayout
+
+# Names and keys end up in file names under generated/: nothing that could leave it.
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
+_SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.]+$")
+
+_TABLE_KEYS = {
+    "": {"kernel", "axis", "constraints", "uniform", "binding", "pass", "problem", "test", "tune"},
+    "kernel": {"name", "template", "entry_point", "description", "reference"},
+    "axis": {"name", "key", "values", "baseline", "doc"},
+    "uniform": {"struct", "var", "group", "binding", "fields", "pad_to"},
+    "binding": {"name", "group", "binding", "access", "type", "count", "scratch", "doc"},
+    "pass": {"entry_point", "dispatch", "doc"},
+    "problem": {"sizes", "derived", "preconditions", "dispatch"},
+    "test": {"shapes", "tolerance"},
+    "tune": {"shapes"},
+}
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A tuning axis: its candidate values, the baseline value and a short key for file names."""
+
+    name: str
+    key: str
+    values: tuple[Any, ...]
+    baseline: Any
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Comparison tolerance for variants where ``when`` holds."""
+
+    when: Expression | None
+    rtol: float
+    atol: float
+
+
+@dataclass(frozen=True)
+class BindingDecl:
+    """A binding as declared: its encoding may be an expression over the axes."""
+
+    name: str
+    group: int
+    binding: int
+    access: str
+    encoding: Expression | str
+    count: str
+    scratch: bool = False
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One dispatch of a kernel: an entry point and its workgroup counts as expressions."""
+
+    entry_point: str
+    dispatch: tuple[Expression, ...]
+
+
+@dataclass(frozen=True)
+class ProblemSpec:
+    """The sizes a caller sets, values derived from them, preconditions and the dispatch."""
+
+    sizes: tuple[str, ...]
+    derived: tuple[tuple[str, Expression], ...]
+    preconditions: tuple[Expression, ...]
+    passes: tuple[Pass, ...]  # dispatched in order in one compute pass
+    counts: tuple[tuple[str, Expression], ...]  # element count per binding
+
+    @property
+    def dispatch(self) -> tuple[Expression, ...]:
+        """The first pass's dispatch (the only one of a single-pass kernel)."""
+        return self.passes[0].dispatch
+
+
+@dataclass(frozen=True, eq=False)
+class KernelSpec:
+    """One kernel: where it lives, its space, interface, problem and test settings."""
+
+    name: str
+    folder: Path
+    spec_path: Path | None
+    template_path: Path
+    entry_point: str
+    description: str
+    axes: tuple[Axis, ...]
+    constraints: tuple[Expression, ...]
+    uniform: UniformLayout | None
+    bindings: tuple[BindingDecl, ...]
+    problem: ProblemSpec | None
+    test_shapes: tuple[dict[str, int], ...] = ()
+    tune_shapes: tuple[dict[str, int], ...] = ()
+    tolerances: tuple[Tolerance, ...] = ()
+    reference_path: Path | None = None
+    plain: bool = False
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def entry_points(self) -> tuple[str, ...]:
+        """Every pass's entry point, in dispatch order."""
+        if self.problem is None:
+            return (self.entry_point,)
+        return tuple(p.entry_point for p in self.problem.passes)
+
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        """Axis names in declaration order."""
+        return tuple(a.name for a in self.axes)
+
+    def axis(self, name: str) -> Axis:
+        """The axis called ``name``; an unknown name lists the valid ones."""
+        for a in self.axes:
+            if a.name == name or a.key == name:
+                return a
+        valid = ", ".join(f"{a.name} ({a.key})" for a in self.axes) or "(this kernel has none)"
+        raise WgslgenError(f"kernel {self.name}: unknown axis {name!r}; valid axes: {valid}")
+
+    @cached_property
+    def variants(self) -> tuple[Variant, ...]:
+        """Every combination of axis values that satisfies the constraints, in a stable order."""
+        combos = itertools.product(*(a.values for a in self.axes))
+        out = []
+        for combo in combos:
+            params = dict(zip(self.axis_names, combo, strict=True))
+            if all(c(params) for c in self.constraints):
+                out.append(Variant(self, tuple(params.items())))
+        if not out:
+            raise WgslgenError(self._why_empty())
+        return tuple(out)
+
+    @property
+    def baseline(self) -> Variant:
+        """The variant at every axis's baseline value (the hand-written original)."""
+        params = tuple((a.name, a.baseline) for a in self.axes)
+        return Variant(self, params)
+
+    def _why_empty(self) -> str:
+        total = 1
+        for a in self.axes:
+            total *= len(a.values)
+        lines = [f"{self.spec_path}: the constraints leave no variant of kernel {self.name}"]
+        for c in self.constraints:
+            rejected = sum(
+                1
+                for combo in itertools.product(*(a.values for a in self.axes))
+                if not c(dict(zip(self.axis_names, combo, strict=True)))
+            )
+            lines.append(f"  constraint {c.text!r} rejects {rejected} of {total} combinations")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One point of a kernel's space: the spec and one value per axis."""
+
+    spec: KernelSpec
+    param_items: tuple[tuple[str, Any], ...]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """Axis values by axis name."""
+        return dict(self.param_items)
+
+    @property
+    def name(self) -> str:
+        """File-safe name, e.g. ``attention_bwd_dq__wg64_mh4096_sf32_wf32``."""
+        if not self.param_items:
+            return self.spec.name
+        parts = [f"{self.spec.axis(n).key}{v}" for n, v in self.param_items]
+        return f"{self.spec.name}__{'_'.join(parts)}"
+
+    @property
+    def is_baseline(self) -> bool:
+        """Whether every axis is at its baseline value."""
+        return self.param_items == self.spec.baseline.param_items
+
+    @cached_property
+    def interface(self) -> Interface:
+        """The interface with every binding's encoding resolved for these axis values."""
+        bindings = []
+        for b in self.spec.bindings:
+            enc = b.encoding if isinstance(b.encoding, str) else b.encoding(self.params)
+            if enc not in ENCODINGS:
+                raise WgslgenError(
+                    f"{self.spec.spec_path}: binding {b.name!r} resolves to type {enc!r} for "
+                    f"{self.name}; known types: {', '.join(ENCODINGS)}"
+                )
+            bindings.append(
+                Binding(b.name, b.group, b.binding, b.access, ENCODINGS[enc], b.count, b.scratch)
+            )
+        return Interface(self.spec.uniform, tuple(bindings))
+
+    def problem_scope(self, shape: Mapping[str, int]) -> dict[str, Any]:
+        """Axis values, sizes and derived values for ``shape``; refuses broken preconditions."""
+        problem = self.spec.problem
+        if problem is None:
+            raise WgslgenError(f"kernel {self.spec.name} declares no [problem]; it cannot run")
+        missing = [s for s in problem.sizes if s not in shape]
+        extra = [s for s in shape if s not in problem.sizes]
+        if missing or extra:
+            raise WgslgenError(
+                f"kernel {self.spec.name}: shape {format_shape(shape)} "
+                + (f"lacks {', '.join(missing)} " if missing else "")
+                + (f"has unknown {', '.join(extra)} " if extra else "")
+                + f"(sizes: {', '.join(problem.sizes)})"
+            )
+        scope: dict[str, Any] = {**self.params, **{k: int(shape[k]) for k in problem.sizes}}
+        for name, expr in problem.derived:
+            scope[name] = expr(scope)
+        for pre in problem.preconditions:
+            if not pre(scope):
+                used = ", ".join(f"{n}={scope[n]}" for n in sorted(pre.names))
+                raise WgslgenError(
+                    f"{self.name}: precondition {pre.text!r} fails for {used} ({pre.where})"
+                )
+        return scope
+
+    def dispatch(self, scope: Mapping[str, Any]) -> tuple[int, int, int]:
+        """Workgroup counts (x, y, z) of the first pass for a problem scope."""
+        return self.passes(scope)[0][1]
+
+    def passes(self, scope: Mapping[str, Any]) -> list[tuple[str, tuple[int, int, int]]]:
+        """(entry point, workgroup counts) of every pass, in order, for a problem scope."""
+        assert self.spec.problem is not None
+        out = []
+        for p in self.spec.problem.passes:
+            dims = [int(d(scope)) for d in p.dispatch]
+            out.append((p.entry_point, tuple([*dims, 1, 1, 1][:3])))
+        return out  # type: ignore[return-value]
+
+    def tolerance(self) -> Tolerance:
+        """The first tolerance whose condition holds for this variant."""
+        for tol in self.spec.tolerances:
+            if tol.when is None or tol.when(self.params):
+                return tol
+        return Tolerance(None, 1e-5, 1e-6)
+
+
+def format_shape(shape: Mapping[str, Any]) -> str:
+    """Canonical ``k=v,k=v`` text of a shape (keys sorted)."""
+    return ",".join(f"{k}={shape[k]}" for k in sorted(shape))
+
+
+def parse_shape(text: str) -> dict[str, int]:
+    """Parse ``k=v,k=v`` into a shape; a malformed item is named."""
+    shape: dict[str, int] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise WgslgenError(f"shape item {item!r} is not key=value (in {text!r})")
+        try:
+            shape[key.strip()] = int(value)
+        except ValueError:
+            raise WgslgenError(f"shape item {item!r}: {value!r} is not an integer") from None
+    return shape
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Read a TOML file; a syntax error names file:line:col."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise WgslgenError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+        loc = f"{m.group(1)}:{m.group(2)}" if m else "?"
+        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
+        raise WgslgenError(f"{path}:{loc}: invalid TOML: {msg}") from None

@@ -1,0 +1,1 @@
+"""Stage 5: the timing method, search strategies, the results database and selection."""

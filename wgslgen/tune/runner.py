@@ -1,0 +1,408 @@
+"""Tuning: per shape, search the space, time the variants that pass the harness, decide.
+
+For each shape a strategy (search.py) proposes variants that satisfy the constraints, the
+shape's preconditions and the limit profile. Each one is looked up in the results database
+first (keyed by the sha256 of the code that runs, the device and the shape); only what is
+missing is run: the harness checks it against the numpy reference in the worker process,
+and only a pass is timed (bench.measure, in the same worker, under the same deadline). Every
+outcome, failures included, is appended to the database at once, so an interrupted run
+loses nothing and a re-run measures only what is missing. Then the finalists and the
+baseline are timed head-to-head and selection.py names the winner and the portable default.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wgslgen.check.limits import BUILTIN_PROFILES, check_passes
+from wgslgen.check.wgsl import analyze
+from wgslgen.errors import WgslgenError
+from wgslgen.render.renderer import render
+from wgslgen.run.device import DeviceKey
+from wgslgen.run.harness import DEFAULT_TIMEOUT_S, Harness
+from wgslgen.run.worker import WorkerFailure
+from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
+from wgslgen.tune import search
+from wgslgen.tune.bench import DEFAULT_L2_BYTES, Measurement
+from wgslgen.tune.db import (
+    Record,
+    ResultKey,
+    ResultsDB,
+    SelectionEntry,
+    canonical_shape,
+    current_versions,
+)
+from wgslgen.tune.search import Budget
+from wgslgen.tune.selection import (
+    Candidate,
+    Decision,
+    Outcome,
+    ShapePlan,
+    ShapeReport,
+    decide,
+    entry,
+    finalists,
+    portable_default,
+)
+from wgslgen.tune.tune_worker import TuneWorkerClient
+
+_ERROR_CHARS = 2000  # a crash's stderr tail is kept, but not without bound
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """How to tune: device, profile, timing method, search and finalist settings."""
+
+    adapter: str | None = None
+    profile: str = "adapter"
+    warm: bool = False
+    l2_bytes: int | None = None
+    strategy: str = "auto"
+    budget: Budget = field(default_factory=Budget)
+    seed: int = 0
+    timeout: float = DEFAULT_TIMEOUT_S
+    finalists: int = 3
+    margin: float = 0.10
+    rounds: int = 15
+    retry_failed: bool = False
+    fresh_worker: str = "auto"  # "always", "never", or "auto": always except on CPU adapters
+
+    def flush_bytes(self) -> int:
+        """What bench writes to flush the cache before each sample (0 when warm)."""
+        return 0 if self.warm else (2 * (self.l2_bytes or DEFAULT_L2_BYTES) + 3) // 4 * 4
+
+
+@dataclass
+class Totals:
+    """Counters over a session: what was measured, reused, and the time the samples took."""
+
+    measured: int = 0
+    reused: int = 0
+    failed: int = 0
+    timed_ns: float = 0.0  # summed duration of every timed repetition of this run
+    head_to_head_ns: float = 0.0
+    # Wall time of the parent's waits, by phase: where the overhead goes.
+    check_s: float = 0.0
+    bench_s: float = 0.0
+    head_to_head_s: float = 0.0
+
+
+def sample_time_ns(m: Measurement) -> float:
+    """The device time a measurement's repetitions took (samples are per dispatch)."""
+    return float(sum(m.samples_ns)) * m.dispatches_per_sample
+
+
+class TuneSession:
+    """One device worker and one database for tuning any number of kernels and shapes."""
+
+    def __init__(
+        self, options: TuneOptions, db: ResultsDB, on_step: Callable[[str], None] | None = None
+    ) -> None:
+        self.options = options
+        self.db = db
+        self.on_step = on_step or (lambda label: None)
+        self.harness = Harness(options.adapter, options.timeout, seed=0)
+        self.harness.worker = TuneWorkerClient(options.adapter)
+        self.totals = Totals()
+        self._profile: Any = None
+        self._device_key: DeviceKey | None = None
+        self._candidates: dict[tuple[str, tuple], Candidate] = {}
+
+    def __enter__(self) -> TuneSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the worker."""
+        self.harness.close()
+
+    @property
+    def device_key(self) -> DeviceKey:
+        """The results key of the adapter the worker runs on."""
+        if self._device_key is None:
+            self._device_key = DeviceKey(**self.harness.adapter_info["key"])
+        return self._device_key
+
+    @property
+    def device_label(self) -> str:
+        """The adapter, for people."""
+        return str(self.harness.adapter_info["label"])
+
+    def candidate(self, variant: Variant) -> Candidate:
+        """The variant's naga rendering (what wgpu-native compiles) and its static verdicts."""
+        key = (variant.spec.name, variant.param_items)
+        if key not in self._candidates:
+            rendered = render(variant, "naga")
+            facts = analyze(rendered.source, rendered.entry_point)
+            if self._profile is None:
+                self._profile = self.harness.profile(self.options.profile)
+            misfits = self.harness.misfits(rendered, self._profile)
+            portable = not rendered.features and not check_passes(
+                rendered.source, rendered.entry_points, BUILTIN_PROFILES["webgpu"], frozenset()
+            )
+            self._candidates[key] = Candidate(rendered, facts, tuple(misfits), portable)
+        return self._candidates[key]
+
+    def plan(
+        self, spec: KernelSpec, shape: Mapping[str, int], variants: Sequence[Variant] | None = None
+    ) -> ShapePlan:
+        """The candidates at ``shape``: fitting the profile and the shape's preconditions."""
+        if spec.problem is None:
+            raise WgslgenError(f"kernel {spec.name} declares no [problem]; it cannot be tuned")
+        if set(shape) != set(spec.problem.sizes):
+            raise WgslgenError(
+                f"kernel {spec.name}: shape {format_shape(shape)} must set exactly "
+                f"{', '.join(spec.problem.sizes)}"
+            )
+        eligible, excluded = [], []
+        for variant in variants if variants is not None else spec.variants:
+            c = self.candidate(variant)
+            why = _precondition(variant, shape)
+            if c.misfits:
+                excluded.append(
+                    (c.name, f"does not fit {self.options.profile}: " + "; ".join(c.misfits))
+                )
+            elif why:
+                excluded.append((c.name, why))
+            else:
+                eligible.append(c)
+        baseline = self.candidate(spec.baseline)
+        # Baseline first: exhaustive search and every budget then start with the reference.
+        eligible.sort(key=lambda c: c.name != baseline.name)
+        strategy, budget = search.resolve(self.options.strategy, len(eligible), self.options.budget)
+        return ShapePlan(spec, dict(shape), eligible, excluded, baseline, strategy, budget)
+
+    def run(self, plan: ShapePlan) -> ShapeReport:
+        """Search, fill in the baseline and a portable variant, then decide."""
+        report = ShapeReport(plan)
+        if not plan.eligible:
+            report.notes.append(f"no variant fits profile {self.options.profile} at this shape")
+        tried: dict[str, Outcome] = {}
+
+        def obtain(c: Candidate, eligible: bool = True) -> Outcome:
+            if c.name not in tried:
+                tried[c.name] = self.obtain(c, plan.shape, eligible)
+                report.outcomes.append(tried[c.name])
+            return tried[c.name]
+
+        strategy = search.make(
+            plan.strategy, [c.rendered.params for c in plan.eligible], self.options.seed
+        )
+        started, proposed = time.perf_counter(), 0
+        while plan.eligible and not plan.budget.exhausted(proposed, started):
+            i = strategy.ask()
+            if i is None:
+                break
+            proposed += 1
+            out = obtain(plan.eligible[i])
+            strategy.tell(i, out.measurement.median_ns if out.status == "ok" else None)
+        self._baseline(plan, report, obtain)
+        if plan.eligible and not any(o.status == "ok" and o.portable for o in tried.values()):
+            # The selection names a portable default: measure portable variants until one passes.
+            for c in plan.eligible:
+                if c.portable and c.name not in tried and obtain(c).status == "ok":
+                    break
+        report.decision = self._decide(plan, report)
+        return report
+
+    def _baseline(
+        self, plan: ShapePlan, report: ShapeReport, obtain: Callable[..., Outcome]
+    ) -> None:
+        """Measure the baseline whatever the budget; say when it cannot be or may not win."""
+        b = plan.baseline
+        adapter = self.harness.misfits(b.rendered, self.harness.profile("adapter"))
+        why = _precondition(b.rendered.variant, plan.shape)
+        if why or adapter:
+            report.notes.append(
+                f"baseline {b.name} not run ({why or '; '.join(adapter)}): no speedup is reported"
+            )
+            return
+        eligible = any(c.name == b.name for c in plan.eligible)
+        if b.misfits:
+            report.notes.append(
+                f"baseline {b.name} does not fit profile {self.options.profile} "
+                f"({'; '.join(b.misfits)}): measured for the speedup only, it cannot be selected"
+            )
+        elif not eligible:
+            report.notes.append(
+                f"baseline {b.name} is outside --set: measured for the speedup only"
+            )
+        out = obtain(b, eligible=eligible)
+        if out.status != "ok":
+            report.notes.append(f"baseline {b.name} {out.status}: no speedup is reported")
+
+    def obtain(self, c: Candidate, shape: Mapping[str, int], eligible: bool = True) -> Outcome:
+        """The record of ``c`` at ``shape`` from the database, or run, timed and appended."""
+        digest = self.device_key.digest()
+        old = self.db.get(c.sha256, digest, shape)
+        label = f"{c.name} @ {format_shape(shape)}"
+        if old is not None and self._reusable(old):
+            self.totals.reused += 1
+            self.on_step(f"{label} (in database)")
+            return Outcome(c, old, True, eligible)
+        status, error, m = self._measure(c, shape)
+        record = Record(
+            key=ResultKey(c.sha256, digest, canonical_shape(shape)),
+            kernel=c.rendered.kernel,
+            variant=c.name,
+            params=dict(c.rendered.params),
+            device_info={**self.harness.adapter_info["key"], "label": self.device_label},
+            status=status,
+            measurement=m,
+            error=error[:_ERROR_CHARS] if error else None,
+            versions=current_versions(),
+        )
+        self.db.append(record)  # at once: a kill after this line loses nothing
+        self.totals.measured += 1
+        self.totals.failed += status != "ok"
+        if m is not None:
+            self.totals.timed_ns += sample_time_ns(m)
+        self.on_step(f"{label}: {status}")
+        return Outcome(c, record, False, eligible)
+
+    def _reusable(self, r: Record) -> bool:
+        if r.status == "ok":
+            # A record timed another way (warm vs cold, another flush size) is not this run's.
+            m = r.measurement
+            return (
+                m is not None
+                and m.warm == self.options.warm
+                and (m.warm or m.l2_flush_bytes == self.options.flush_bytes())
+            )
+        return not (self.options.retry_failed and r.status in ("timeout", "crash"))
+
+    def _measure(self, c: Candidate, shape: Mapping[str, int]):
+        """(status, error, measurement): the harness check first, timing only after a pass."""
+        self._fresh_worker()
+        t0 = time.perf_counter()
+        result = self.harness.check(c.rendered, shape)
+        t1 = time.perf_counter()
+        self.totals.check_s += t1 - t0
+        if result.status == "error" and result.message.startswith("reference:"):
+            # The user's reference.py failed, not the variant: nothing to record, stop here.
+            raise WgslgenError(result.message.removeprefix("reference: "))
+        if result.status != "pass":
+            status = {"fail": "wrong", "n/a": "skipped"}.get(result.status, result.status)
+            if status == "error":
+                status = "compile-error" if result.message.startswith("pipeline") else "crash"
+            return status, result.message, None
+        try:
+            m = self.harness.bench(
+                c.rendered, shape, warm=self.options.warm, l2_bytes=self.options.l2_bytes
+            )
+        except WorkerFailure as e:
+            return e.kind, f"while timing: {e}", None
+        except WgslgenError as e:
+            return "crash", f"while timing: {e}", None
+        finally:
+            self.totals.bench_s += time.perf_counter() - t1
+        return "ok", None, m
+
+    def _decide(self, plan: ShapePlan, report: ShapeReport) -> Decision | None:
+        ok = {o.name: o for o in report.outcomes if o.status == "ok"}
+        eligible = {n: o.measurement for n, o in ok.items() if o.eligible}
+        if not eligible:
+            report.notes.append("no variant passed: nothing is selected for this shape")
+            return None
+        by_name = {o.name: o.candidate for o in report.outcomes}
+
+        def tie_key(n: str) -> tuple:
+            return by_name[n].tie_key()
+
+        names = finalists(eligible, tie_key, self.options.finalists, self.options.margin)
+        base = ok.get(plan.baseline.name)
+        portable = [n for n in eligible if by_name[n].portable]
+        guess = portable_default(eligible, portable, tie_key, winner="")
+        race = list(dict.fromkeys([*names, *([base.name] if base else []), *filter(None, [guess])]))
+        h2h, notes = {}, []
+        if len(race) > 1:
+            h2h, why = self._head_to_head([by_name[n] for n in race], plan.shape)
+            if why:
+                notes.append(f"head-to-head failed ({why}); decided on the database's medians")
+        baseline = (base.name, base.measurement) if base else None
+        return decide(eligible, portable, baseline, h2h, tie_key, names, notes)
+
+    def _fresh_worker(self) -> None:
+        """Each variant is checked and timed by a new worker process.
+
+        On an NVIDIA H200 (Vulkan, wgpu-native 29) a device that had run a few dozen variants
+        timed the same kernel up to 4.6x slower, and a new device in the same process
+        recovered the speed but could not be made more than ~60 times
+        ("Parent device is lost"); a new process does both (benchmarks/worker_drift.py).
+        lavapipe shows no such drift, and a new worker costs ~1.3 s there, so "auto" keeps
+        one worker on CPU adapters.
+        """
+        mode = self.options.fresh_worker
+        on_cpu = self.harness.adapter_info["key"].get("adapter_type") == "CPU"
+        if mode == "always" or (mode == "auto" and not on_cpu):
+            self.harness.worker.close()
+
+    def _head_to_head(self, cands: list[Candidate], shape: Mapping[str, int]):
+        """Finalists (and the baseline) timed in alternation: ({name: Measurement}, error)."""
+        self._fresh_worker()
+        h = self.harness
+        jobs = [h.job(c.rendered, h.case(c.rendered.variant, shape), "bench") for c in cands]
+        job = {
+            "kind": "head_to_head",
+            "label": f"head-to-head @ {format_shape(shape)}",
+            "jobs": jobs,
+            "names": [c.name for c in cands],
+            "options": {"rounds": self.options.rounds, "warm": self.options.warm,
+                        "l2_bytes": self.options.l2_bytes},
+        }  # fmt: skip
+        t0 = time.perf_counter()
+        try:
+            reply = h.worker.call(job, self.options.timeout * len(cands))
+        except WorkerFailure as e:
+            return {}, f"{e.kind}: {str(e).splitlines()[0]}"
+        finally:
+            self.totals.head_to_head_s += time.perf_counter() - t0
+        if not reply.get("ok"):
+            return {}, f"{reply.get('stage')}: {reply.get('error')}"
+        results = {n: Measurement.from_dict(d) for n, d in reply["results"].items()}
+        self.totals.head_to_head_ns += sum(sample_time_ns(m) for m in results.values())
+        self.on_step(f"head-to-head @ {format_shape(shape)}")
+        return results, None
+
+    def select(self, report: ShapeReport) -> SelectionEntry | None:
+        """The selection entry of a decided shape (also kept on the report)."""
+        if report.decision is None:
+            return None
+        shas = {o.name: o.candidate.sha256 for o in report.outcomes}
+        report.selection = entry(
+            report.decision, report.plan.spec.name, self.device_key.digest(), self.device_label,
+            canonical_shape(report.plan.shape), shas,
+        )  # fmt: skip
+        return report.selection
+
+
+def _precondition(variant: Variant, shape: Mapping[str, int]) -> str | None:
+    try:
+        variant.problem_scope(shape)
+    except WgslgenError as e:
+        return str(e).split(": ", 1)[-1]
+    return None
+
+
+def tune(
+    kernels: Iterable[tuple[KernelSpec, Sequence[Variant] | None]],
+    shapes: Sequence[Mapping[str, int]] | None,
+    options: TuneOptions,
+    db_path: Path | str,
+    on_step: Callable[[str], None] | None = None,
+) -> tuple[list[ShapeReport], Totals]:
+    """Tune each (kernel, variants or None for all) at ``shapes`` (default: its [tune] shapes)."""
+    reports = []
+    with TuneSession(options, ResultsDB(db_path), on_step) as session:
+        for spec, variants in kernels:
+            for shape in shapes or spec.tune_shapes:
+                report = session.run(session.plan(spec, shape, variants))
+                session.select(report)
+                reports.append(report)
+        return reports, session.totals
