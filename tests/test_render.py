@@ -78,3 +78,26 @@ def test_f16_variants_enable_f16_first_and_need_shader_f16() -> None:
 def test_kernels_without_family_specific_text_render_once() -> None:
     variants = render_families(_kernel("attention_bwd_dq").baseline)
     assert [r.family for r in variants] == ["any"]
+
+
+def test_a_full_build_reads_each_rendering_once(monkeypatch) -> None:
+    """WGSL facts are read at render time and carried forward: build and validate reuse them."""
+    from collections import Counter
+
+    from wgslgen.check import wgsl
+    from wgslgen.check.limits import BUILTIN_PROFILES
+    from wgslgen.check.validate import validate
+    from wgslgen.render import build as builder
+
+    calls: Counter[tuple[int, str | None]] = Counter()
+    real = wgsl.analyze
+
+    def counting(source: str, entry_point: str | None = None):
+        calls[(hash(source), entry_point)] += 1
+        return real(source, entry_point)
+
+    monkeypatch.setattr(wgsl, "analyze", counting)
+    plan = builder.plan(discover([TEMPLATES]))
+    validate(plan.rendered, list(BUILTIN_PROFILES.values()), engine_names=["naga"])
+    assert calls and max(calls.values()) == 1
+    assert sum(calls.values()) == sum(len(r.entry_points) for r in plan.rendered)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wgslgen.check.wgsl import WgslFacts, analyze, required_features
+from wgslgen.check.wgsl import WgslFacts, required_features
 from wgslgen.errors import WgslgenError
 
 
@@ -256,11 +256,11 @@ def check_directives(facts: WgslFacts, family: str) -> list[str]:
 
 
 def check_passes(
-    source: str, entry_points: Sequence[str], profile: LimitProfile, features: frozenset[str]
+    facts: Mapping[str, WgslFacts], profile: LimitProfile, features: frozenset[str]
 ) -> list[str]:
-    """Violations of ``profile`` by any pass of a module (each pass is its own pipeline)."""
+    """Violations of ``profile`` by any pass (entry point → facts; each its own pipeline)."""
     out: list[str] = []
-    for entry in entry_points:
-        prefix = f"{entry}: " if len(entry_points) > 1 else ""
-        out += [prefix + r for r in check(analyze(source, entry), profile, features)]
+    for entry, entry_facts in facts.items():
+        prefix = f"{entry}: " if len(facts) > 1 else ""
+        out += [prefix + r for r in check(entry_facts, profile, features)]
     return out

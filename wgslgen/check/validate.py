@@ -11,7 +11,6 @@ from typing import Any
 from wgslgen.check.engines import ENGINES, get_engine
 from wgslgen.check.engines.base import ShaderInput, Verdict
 from wgslgen.check.limits import LimitProfile, check_directives, check_passes
-from wgslgen.check.wgsl import analyze
 from wgslgen.render.renderer import RenderedVariant
 
 # Which compiler family each engine reads: wgpu-native compiles with naga, Chrome with Tint.
@@ -157,11 +156,9 @@ def validate(
     # Engines compile with the first profile's limits; the static check covers the rest.
     limits = dict(profiles[0].limits) if profiles else {}
     for res in results:
-        facts = analyze(res.rendered.source, res.rendered.entry_point)
+        facts = res.rendered.facts[res.rendered.entry_point]
         for profile in profiles:
-            reasons = check_passes(
-                res.rendered.source, res.rendered.entry_points, profile, res.rendered.features
-            )
+            reasons = check_passes(res.rendered.facts, profile, res.rendered.features)
             family = res.rendered.family
             for fam in ENGINE_FAMILY.values() if family == "any" else [family]:
                 reasons += [r for r in check_directives(facts, fam) if r not in reasons]

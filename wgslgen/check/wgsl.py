@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from wgslgen.check.wgsl_reader import Module, round_up, strip_comments
 from wgslgen.errors import WgslgenError
@@ -84,7 +83,6 @@ def _statically_used(mod: Module, entry_point: str) -> set[str]:
 
 # Pure in its arguments, and asked for the same rendering by render, build, every profile's
 # check, validate, test and tune: computed once per (text, entry point).
-@lru_cache(maxsize=2048)
 def analyze(source: str, entry_point: str | None = None) -> WgslFacts:
     """Read the facts of ``entry_point`` off WGSL text.
 

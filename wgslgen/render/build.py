@@ -74,7 +74,6 @@ def plan(
 ) -> BuildPlan:
     """Render the selected variants of ``kernels`` in memory, with their manifest entries."""
     from wgslgen.check.limits import BUILTIN_PROFILES, check_passes
-    from wgslgen.check.wgsl import analyze
 
     result = BuildPlan(manifest={"generator": mf.GENERATOR, "kernels": {}, "variants": []})
     for spec in kernels:
@@ -82,11 +81,9 @@ def plan(
         result.manifest["kernels"][spec.name] = mf.kernel_entry(spec)
         for variant in variants:
             for rendered in render_families(variant):
-                facts = {ep: analyze(rendered.source, ep) for ep in rendered.entry_points}
+                facts = dict(rendered.facts)
                 fits = {
-                    name: check_passes(
-                        rendered.source, rendered.entry_points, profile, rendered.features
-                    )
+                    name: check_passes(rendered.facts, profile, rendered.features)
                     for name, profile in BUILTIN_PROFILES.items()
                 }
                 result.files[rendered.relpath] = rendered.source.encode("utf-8")

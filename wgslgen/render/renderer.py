@@ -5,15 +5,19 @@ from __future__ import annotations
 import hashlib
 import re
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import jinja2
 import jinja2.sandbox
 
 from wgslgen import __version__
+from wgslgen.check import wgsl
+from wgslgen.check.wgsl import WgslFacts
 from wgslgen.errors import WgslgenError
 from wgslgen.spec.kernel import KernelSpec, Variant
 from wgslgen.spec.loader import DEFAULT_TEMPLATES
@@ -41,6 +45,7 @@ class RenderedVariant:
     sha256: str
     relpath: str
     variant: Variant
+    facts: Mapping[str, WgslFacts]  # per entry point, read once here and carried forward
 
     def origin(self, line: int) -> tuple[str, int]:
         """The template file and line that produced 1-based output ``line``."""
@@ -200,17 +205,8 @@ def _source_map(marked: str, files: list[str]) -> tuple[str, tuple[tuple[str, in
     return "\n".join(text_lines), tuple(mapping)
 
 
-def _features(source: str, variant: Variant) -> frozenset[str]:
-    from wgslgen.check.wgsl import analyze, required_features
-
-    needed = frozenset().union(
-        *(required_features(analyze(source, ep)) for ep in variant.spec.entry_points)
-    )
-    return needed | variant.interface.features
-
-
-def render(variant: Variant, family: str = "naga") -> RenderedVariant:
-    """Render ``variant`` for one compiler family, with its provenance header and source map."""
+def _text(variant: Variant, family: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """The WGSL text of ``variant`` for ``family`` and its line → template-line map."""
     spec = variant.spec
     body = _render_text(variant, family, marked=False)
     header = _header(variant, family)
@@ -230,45 +226,52 @@ def render(variant: Variant, family: str = "naga") -> RenderedVariant:
     if not source.endswith("\n"):
         source += "\n"
         body_map = (*body_map, ("<generated>", 0))
+    return source, tuple([("<generated>", 0)] * len(header)) + body_map
+
+
+def _rendered(
+    variant: Variant, family: str, text: tuple[str, tuple[tuple[str, int], ...]], relpath: str
+) -> RenderedVariant:
+    """The RenderedVariant of one text: the only place its WGSL facts are read."""
+    spec = variant.spec
+    source, source_map = text
+    facts = {ep: wgsl.analyze(source, ep) for ep in spec.entry_points}
+    needed = frozenset().union(*(wgsl.required_features(f) for f in facts.values()))
     return RenderedVariant(
         kernel=spec.name,
         name=variant.name,
         params=variant.params,
         family=family,
         source=source,
-        source_map=tuple([("<generated>", 0)] * len(header)) + body_map,
+        source_map=source_map,
         entry_point=spec.entry_point,
         entry_points=spec.entry_points,
-        features=_features(source, variant),
+        features=needed | variant.interface.features,
         sha256=hashlib.sha256(source.encode()).hexdigest(),
-        relpath=f"{spec.name}/{variant.name}.wgsl",
+        relpath=relpath,
         variant=variant,
+        facts=MappingProxyType(facts),
     )
+
+
+def render(variant: Variant, family: str = "naga") -> RenderedVariant:
+    """Render ``variant`` for one compiler family, with its provenance header and source map."""
+    relpath = f"{variant.spec.name}/{variant.name}.wgsl"
+    return _rendered(variant, family, _text(variant, family), relpath)
 
 
 def render_families(variant: Variant) -> list[RenderedVariant]:
     """Every distinct rendering of ``variant``: one "any" text, or one per compiler family."""
-    texts = [render(variant, f) for f in FAMILIES]
-    if all(_body(t.source) == _body(texts[0].source) for t in texts):
-        return [_relabel(texts[0], "any")]
+    texts = {f: _text(variant, f) for f in FAMILIES}
+    first = texts[FAMILIES[0]]
+    if all(_body(t[0]) == _body(first[0]) for t in texts.values()):
+        header = "\n".join(_header(variant, "any")) + "\n"
+        relpath = f"{variant.spec.name}/{variant.name}.wgsl"
+        return [_rendered(variant, "any", (header + _body(first[0]), first[1]), relpath)]
     return [
-        RenderedVariant(**{**t.__dict__, "relpath": f"{t.kernel}/{t.name}.{t.family}.wgsl"})
-        for t in texts
+        _rendered(variant, f, t, f"{variant.spec.name}/{variant.name}.{f}.wgsl")
+        for f, t in texts.items()
     ]
-
-
-def _relabel(rendered: RenderedVariant, family: str) -> RenderedVariant:
-    """The same text with the header naming another family (no second render)."""
-    header = "\n".join(_header(rendered.variant, family)) + "\n"
-    source = header + _body(rendered.source)
-    return RenderedVariant(
-        **{
-            **rendered.__dict__,
-            "family": family,
-            "source": source,
-            "sha256": hashlib.sha256(source.encode()).hexdigest(),
-        }
-    )
 
 
 def _body(source: str) -> str:

@@ -199,7 +199,7 @@ class Harness:
         """Why ``rendered`` does not fit ``profile`` or this adapter; empty when it does."""
         from wgslgen.check.limits import check_passes
 
-        reasons = check_passes(rendered.source, rendered.entry_points, profile, rendered.features)
+        reasons = check_passes(rendered.facts, profile, rendered.features)
         have = set(self.adapter_info["features"])
         reasons += [f"adapter lacks feature {f}" for f in sorted(rendered.features - have)]
         return reasons

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from wgslgen.check.limits import BUILTIN_PROFILES, check_passes
-from wgslgen.check.wgsl import analyze
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import render
 from wgslgen.run.device import DeviceKey
@@ -139,12 +138,12 @@ class TuneSession:
         key = (variant.spec.name, variant.param_items)
         if key not in self._candidates:
             rendered = render(variant, "naga")
-            facts = analyze(rendered.source, rendered.entry_point)
+            facts = rendered.facts[rendered.entry_point]
             if self._profile is None:
                 self._profile = self.harness.profile(self.options.profile)
             misfits = self.harness.misfits(rendered, self._profile)
             portable = not rendered.features and not check_passes(
-                rendered.source, rendered.entry_points, BUILTIN_PROFILES["webgpu"], frozenset()
+                rendered.facts, BUILTIN_PROFILES["webgpu"], frozenset()
             )
             self._candidates[key] = Candidate(rendered, facts, tuple(misfits), portable)
         return self._candidates[key]
