@@ -94,7 +94,7 @@ def test_a_call_breaking_a_precondition_is_refused_naming_it(harness) -> None:
     ):
         harness.run(render(short), shape)
     with pytest.raises(WgslgenError, match=r"n_heads % n_kv_heads == 0"):
-        make_case(short, {**shape, "n_kv_heads": 3, "history_len": 4}, load_reference(spec))
+        make_case(short.case({**shape, "n_kv_heads": 3, "history_len": 4}), load_reference(spec))
 
 
 def test_an_excluded_test_shape_is_n_a_not_a_failure(capsys) -> None:
@@ -240,7 +240,7 @@ def test_pipelines_are_built_once_per_variant_not_per_shape(harness) -> None:
     rendered = render(next(v for v in spec.variants if v.params["workgroup_size"] == 32))
     compiles = []
     for shape in spec.test_shapes:
-        job = harness.job(rendered, harness.case(rendered.variant, shape))
+        job = harness.job(rendered, harness.test_data(rendered.variant.case(shape)))
         reply = harness.worker.call(job, timeout=60)
         assert reply["ok"], reply
         compiles.append(reply["compiles"])
@@ -285,7 +285,7 @@ def test_a_reference_of_the_wrong_size_is_named(tmp_path: Path, harness) -> None
 def test_f16_inputs_are_quantised_before_the_reference_sees_them() -> None:
     spec = load_kernel(GOOD_KERNELS / "scale")
     f16 = next(v for v in spec.variants if v.params["storage"] == "f16")
-    case = make_case(f16, {"n": 64}, load_reference(spec), seed=3)
+    case = make_case(f16.case({"n": 64}), load_reference(spec), seed=3)
     x = case.inputs["x"]
     assert np.array_equal(x, x.astype(np.float16).astype(np.float64))
     assert np.array_equal(case.expected["y"], 2.0 * x)
@@ -296,3 +296,16 @@ def test_the_worker_times_with_bench_measure(harness) -> None:
     spec = find_kernel(DQ)
     m = harness.bench(render(spec.baseline), spec.test_shapes[1], warm=True, budget_s=0.02)
     assert m.samples_ns and m.median_ns > 0
+
+
+def test_a_case_is_built_once_per_check(harness, monkeypatch) -> None:
+    """Variant.case is the one place a shape becomes a scope; check does it exactly once."""
+    from wgslgen.spec.kernel import Variant
+
+    spec = load_kernel(GOOD_KERNELS / "scale")
+    rendered = render(spec.baseline)
+    calls = []
+    real = Variant.case
+    monkeypatch.setattr(Variant, "case", lambda self, shape: calls.append(1) or real(self, shape))
+    result = harness.check(rendered, {"n": 64})
+    assert result.status == "pass" and len(calls) == 1

@@ -28,8 +28,8 @@ def test_passes_are_parsed_in_order_with_their_dispatch() -> None:
     spec = discover([TWOPASS])[0]
     assert spec.entry_points == ("double", "reverse_add_one")
     variant = spec.variants[0]
-    scope = variant.problem_scope({"n": 1000})
-    assert variant.passes(scope) == [("double", (32, 1, 1)), ("reverse_add_one", (32, 1, 1))]
+    case = variant.case({"n": 1000})
+    assert case.passes == (("double", (32, 1, 1)), ("reverse_add_one", (32, 1, 1)))
     scratch = [b.name for b in variant.interface.bindings if b.scratch]
     assert scratch == ["tmp"]
     assert [b.name for b in variant.interface.bindings if b.is_output] == ["y"]

@@ -18,9 +18,9 @@ import numpy as np
 
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import RenderedVariant, render
-from wgslgen.run.reference import Case, OutputCheck, compare, load_reference, make_case
+from wgslgen.run.reference import OutputCheck, TestData, compare, load_reference, make_case
 from wgslgen.run.worker import WorkerClient, WorkerFailure
-from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
+from wgslgen.spec.kernel import Case, KernelSpec, PreconditionError, Variant, format_shape
 
 DEFAULT_TIMEOUT_S = 60.0
 # Seen on Mesa 22.3: llvmpipe counts loop iterations per invocation with one counter shared
@@ -169,7 +169,7 @@ class Harness:
         self.seed = seed
         self.profile_name = "adapter"
         self.limits: dict[str, int] | None = None  # requested on devices; None: the adapter's
-        self._cases: OrderedDict[tuple[Any, ...], Case] = OrderedDict()
+        self._cases: OrderedDict[tuple[Any, ...], TestData] = OrderedDict()
 
     def __enter__(self) -> Harness:
         return self
@@ -204,36 +204,32 @@ class Harness:
         reasons += [f"adapter lacks feature {f}" for f in sorted(rendered.features - have)]
         return reasons
 
-    def case(self, variant: Variant, shape: Mapping[str, int]) -> Case:
-        """The test case of ``variant`` at ``shape``; refuses a shape its preconditions exclude.
+    def test_data(self, case: Case) -> TestData:
+        """Inputs and expected outputs of ``case``.
 
-        Inputs and expected outputs depend on the encodings and counts, not on the variant,
-        so the reference runs once per shape and encoding, not once per variant.
+        They depend on the encodings and counts, not on the variant, so the reference runs
+        once per shape and encoding, not once per variant.
         """
-        spec = variant.spec
-        scope = variant.problem_scope(shape)
-        assert spec.problem is not None
-        counts = tuple(int(expr(scope)) for _, expr in spec.problem.counts)
-        uniform = spec.uniform.pack(scope) if spec.uniform else None
-        encodings = tuple(b.encoding.name for b in variant.interface.bindings)
-        key = (spec.name, str(spec.reference_path), tuple(sorted(shape.items())), self.seed,
-               encodings, counts, uniform)  # fmt: skip
+        spec = case.variant.spec
+        encodings = tuple(b.encoding.name for b in case.variant.interface.bindings)
+        key = (spec.name, str(spec.reference_path), tuple(sorted(case.sizes.items())), self.seed,
+               encodings, tuple(case.counts.values()), case.uniform)  # fmt: skip
         if key in self._cases:
             self._cases.move_to_end(key)
-            return dataclasses.replace(self._cases[key], scope=scope)
-        case = make_case(variant, shape, load_reference(spec), self.seed)
-        self._cases[key] = case
+            return dataclasses.replace(self._cases[key], case=case)
+        data = make_case(case, load_reference(spec), self.seed)
+        self._cases[key] = data
         while len(self._cases) > 64:
             self._cases.popitem(last=False)
-        return case
+        return data
 
     @property
     def _timestamp_feature(self) -> frozenset[str]:
         return frozenset({"timestamp-query"} & set(self.adapter_info["features"]))
 
-    def job(self, rendered: RenderedVariant, case: Case, kind: str = "run") -> dict[str, Any]:
-        """The worker job that dispatches ``rendered`` on ``case``'s buffers."""
-        variant = rendered.variant
+    def job(self, rendered: RenderedVariant, data: TestData, kind: str = "run") -> dict[str, Any]:
+        """The worker job that dispatches ``rendered`` on the case's buffers."""
+        variant, case = rendered.variant, data.case
         bindings = []
         if variant.spec.uniform is not None:
             u = variant.spec.uniform
@@ -246,14 +242,14 @@ class Harness:
                     "group": b.group,
                     "binding": b.binding,
                     "type": _BUFFER_TYPE[b.access],
-                    "data": case.data[b.name],
+                    "data": data.data[b.name],
                     "read_back": b.is_output,
                     "name": b.name,
                 }
             )
         return {
             "kind": kind,
-            "label": f"{rendered.name} @ {format_shape(case.shape)}",
+            "label": f"{rendered.name} @ {case.shape_text}",
             "source": rendered.source,
             "sha256": rendered.sha256,
             # Timestamps on every device: bench jobs need them (else the wall clock), and one
@@ -263,36 +259,36 @@ class Harness:
             "bindings": bindings,
             "passes": [
                 {"entry_point": entry, "dispatch": list(dispatch)}
-                for entry, dispatch in variant.passes(case.scope)
+                for entry, dispatch in case.passes
             ],
         }
 
     def run(self, rendered: RenderedVariant, shape: Mapping[str, int]) -> dict[str, np.ndarray]:
         """Outputs of ``rendered`` at ``shape``, in the reference's shapes; refuses bad shapes."""
-        case = self.case(rendered.variant, shape)
-        reply = self.worker.call(self.job(rendered, case), self.timeout)
+        data = self.test_data(rendered.variant.case(shape))
+        reply = self.worker.call(self.job(rendered, data), self.timeout)
         if not reply["ok"]:
             raise WgslgenError(f"{rendered.name}: {reply['stage']} failed: {reply['error']}")
-        return self._outputs(rendered, case, reply)
+        return self._outputs(rendered, data, reply)
 
     def bench(self, rendered: RenderedVariant, shape: Mapping[str, int], **options: Any) -> Any:
         """Time ``rendered`` at ``shape`` with bench.measure in the worker (options passed on)."""
         from wgslgen.tune.bench import Measurement
 
-        case = self.case(rendered.variant, shape)
-        job = {**self.job(rendered, case, "bench"), "options": options}
+        data = self.test_data(rendered.variant.case(shape))
+        job = {**self.job(rendered, data, "bench"), "options": options}
         reply = self.worker.call(job, self.timeout)
         if not reply["ok"]:
             raise WgslgenError(f"{rendered.name}: {reply['stage']} failed: {reply['error']}")
         return Measurement.from_dict(reply["measurement"])
 
-    def _outputs(self, rendered: RenderedVariant, case: Case, reply: dict[str, Any]):
+    def _outputs(self, rendered: RenderedVariant, data: TestData, reply: dict[str, Any]):
         out = {}
         for b in rendered.variant.interface.bindings:
             if b.is_output:
-                data = reply["outputs"][(b.group, b.binding)]
-                flat = b.encoding.decode(data, case.counts[b.name])
-                out[b.name] = flat.reshape(case.expected[b.name].shape)
+                raw = reply["outputs"][(b.group, b.binding)]
+                flat = b.encoding.decode(raw, data.case.counts[b.name])
+                out[b.name] = flat.reshape(data.expected[b.name].shape)
         return out
 
     def check(self, rendered: RenderedVariant, shape: Mapping[str, int]) -> CaseResult:
@@ -312,22 +308,22 @@ class Harness:
 
         _check_sizes(rendered.variant.spec, shape)  # a malformed shape is the caller's error
         try:
-            rendered.variant.problem_scope(shape)
-        except WgslgenError as exc:
-            return result("n/a", str(exc))  # the variant's preconditions exclude this shape
+            case = rendered.variant.case(shape)
+        except PreconditionError as exc:
+            return result("n/a", str(exc))
         try:
-            case = self.case(rendered.variant, shape)
+            data = self.test_data(case)
         except WgslgenError as exc:
             return result("error", f"reference: {exc}")
         try:
-            reply = self.worker.call(self.job(rendered, case), self.timeout)
+            reply = self.worker.call(self.job(rendered, data), self.timeout)
         except WorkerFailure as exc:
             return result(exc.kind, str(exc))
         if not reply["ok"]:
             return result("error", f"{reply['stage']} failed: {reply['error']}")
         tol = rendered.variant.tolerance()
-        got = self._outputs(rendered, case, reply)
-        checks = [compare(n, got[n], case.expected[n], tol.rtol, tol.atol) for n in got]
+        got = self._outputs(rendered, data, reply)
+        checks = [compare(n, got[n], data.expected[n], tol.rtol, tol.atol) for n in got]
         bad = [c.summary() for c in checks if not c.ok]
         return result("fail" if bad else "pass", "\n".join(bad), checks)
 

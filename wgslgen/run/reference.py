@@ -22,7 +22,7 @@ import numpy as np
 
 from wgslgen.errors import WgslgenError
 from wgslgen.spec.interface import Binding
-from wgslgen.spec.kernel import Axis, KernelSpec, Variant
+from wgslgen.spec.kernel import Axis, Case, KernelSpec
 
 MakeInputs = Callable[[dict[str, int], np.random.Generator], dict[str, np.ndarray]]
 ReferenceFn = Callable[[dict[str, np.ndarray], dict[str, int]], dict[str, np.ndarray]]
@@ -42,13 +42,12 @@ class Reference:
 
 
 @dataclass(frozen=True)
-class Case:
-    """One shape's test inputs for one variant, ready to upload, and what must come back."""
+class TestData:
+    """One case's inputs, ready to upload, and what must come back."""
 
-    shape: dict[str, int]
-    scope: dict[str, Any]
-    counts: dict[str, int]  # logical element count per binding
-    uniform: bytes | None
+    __test__ = False  # not a pytest class
+
+    case: Case
     data: dict[str, bytes]  # initial buffer contents per binding (canary for outputs)
     inputs: dict[str, np.ndarray]  # quantised inputs, as the reference saw them
     expected: dict[str, np.ndarray]  # reference outputs, in their natural shape
@@ -160,16 +159,9 @@ def _user_frame(exc: BaseException, path: Path) -> str:
     return f"{path}:{frames[-1].lineno}" if frames else str(path)
 
 
-def make_case(variant: Variant, shape: Mapping[str, int], ref: Reference, seed: int = 0) -> Case:
-    """Inputs, upload bytes and expected outputs of ``variant`` at ``shape``.
-
-    Refuses a shape that breaks the variant's preconditions (naming the precondition).
-    """
-    scope = variant.problem_scope(shape)
-    problem = variant.spec.problem
-    assert problem is not None  # problem_scope refused it otherwise
-    counts = {name: int(expr(scope)) for name, expr in problem.counts}
-    sizes = {k: int(shape[k]) for k in problem.sizes}
+def make_case(case: Case, ref: Reference, seed: int = 0) -> TestData:
+    """Inputs, upload bytes and expected outputs of a case (a variant at a shape)."""
+    variant, counts, sizes = case.variant, case.counts, case.sizes
     where = f"{ref.path}"
     raw = _call(ref.make_inputs, where, "make_inputs", dict(sizes), np.random.default_rng(seed))
     data: dict[str, bytes] = {}
@@ -195,8 +187,7 @@ def make_case(variant: Variant, shape: Mapping[str, int], ref: Reference, seed: 
             arr = np.asarray(expected[b.name])
             _check_size(arr, b, counts[b.name], f"{where}: reference")
             out[b.name] = arr.astype(np.float64) if arr.dtype.kind == "f" else arr
-    uniform = variant.spec.uniform.pack(scope) if variant.spec.uniform else None
-    return Case(dict(sizes), scope, counts, uniform, data, inputs, out)
+    return TestData(case, data, inputs, out)
 
 
 def _call(fn: Callable[..., Any], where: str, name: str, *args: Any) -> dict[str, Any]:

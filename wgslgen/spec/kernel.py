@@ -209,43 +209,44 @@ class Variant:
             )
         return Interface(self.spec.uniform, tuple(bindings))
 
-    def problem_scope(self, shape: Mapping[str, int]) -> dict[str, Any]:
-        """Axis values, sizes and derived values for ``shape``; refuses broken preconditions."""
+    def case(self, shape: Mapping[str, int]) -> Case:
+        """This variant at ``shape``: the one place a shape is checked and its scope computed.
+
+        A shape that does not set exactly the problem's sizes is a ``ShapeError``; one that a
+        precondition excludes is a ``PreconditionError`` (naming the precondition).
+        """
         problem = self.spec.problem
         if problem is None:
             raise WgslgenError(f"kernel {self.spec.name} declares no [problem]; it cannot run")
         missing = [s for s in problem.sizes if s not in shape]
         extra = [s for s in shape if s not in problem.sizes]
         if missing or extra:
-            raise WgslgenError(
+            raise ShapeError(
                 f"kernel {self.spec.name}: shape {format_shape(shape)} "
                 + (f"lacks {', '.join(missing)} " if missing else "")
                 + (f"has unknown {', '.join(extra)} " if extra else "")
                 + f"(sizes: {', '.join(problem.sizes)})"
             )
-        scope: dict[str, Any] = {**self.params, **{k: int(shape[k]) for k in problem.sizes}}
+        sizes = {k: int(shape[k]) for k in problem.sizes}
+        scope: dict[str, Any] = {**self.params, **sizes}
         for name, expr in problem.derived:
             scope[name] = expr(scope)
         for pre in problem.preconditions:
             if not pre(scope):
                 used = ", ".join(f"{n}={scope[n]}" for n in sorted(pre.names))
-                raise WgslgenError(
+                raise PreconditionError(
                     f"{self.name}: precondition {pre.text!r} fails for {used} ({pre.where})"
                 )
-        return scope
+        counts = {name: int(expr(scope)) for name, expr in problem.counts}
+        passes = tuple(
+            (p.entry_point, tuple([*(int(d(scope)) for d in p.dispatch), 1, 1, 1][:3]))
+            for p in problem.passes
+        )
+        return Case(self, sizes, scope, counts, passes)  # type: ignore[arg-type]
 
-    def dispatch(self, scope: Mapping[str, Any]) -> tuple[int, int, int]:
-        """Workgroup counts (x, y, z) of the first pass for a problem scope."""
-        return self.passes(scope)[0][1]
-
-    def passes(self, scope: Mapping[str, Any]) -> list[tuple[str, tuple[int, int, int]]]:
-        """(entry point, workgroup counts) of every pass, in order, for a problem scope."""
-        assert self.spec.problem is not None
-        out = []
-        for p in self.spec.problem.passes:
-            dims = [int(d(scope)) for d in p.dispatch]
-            out.append((p.entry_point, tuple([*dims, 1, 1, 1][:3])))
-        return out  # type: ignore[return-value]
+    def problem_scope(self, shape: Mapping[str, int]) -> dict[str, Any]:
+        """Axis values, sizes and derived values for ``shape`` (``case(shape).scope``)."""
+        return dict(self.case(shape).scope)
 
     def tolerance(self) -> Tolerance:
         """The first tolerance whose condition holds for this variant."""
@@ -253,6 +254,45 @@ class Variant:
             if tol.when is None or tol.when(self.params):
                 return tol
         return Tolerance(None, 1e-5, 1e-6)
+
+
+class ShapeError(WgslgenError):
+    """A shape that does not set exactly a kernel's problem sizes (the caller's mistake)."""
+
+
+class PreconditionError(WgslgenError):
+    """A shape that a variant's preconditions exclude (not a fault of the variant)."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """A variant at one problem shape: sizes, scope, buffer counts and every pass's dispatch.
+
+    Built only by ``Variant.case`` (shape checked and preconditions held), then handed to the
+    reference, the harness, tuning and selection, none of which re-derive any of it.
+    """
+
+    variant: Variant
+    sizes: dict[str, int]
+    scope: dict[str, Any]
+    counts: dict[str, int]  # logical element count per binding
+    passes: tuple[tuple[str, tuple[int, int, int]], ...]  # (entry point, workgroups) in order
+
+    @property
+    def shape_text(self) -> str:
+        """The canonical ``k=v,...`` text of the shape."""
+        return format_shape(self.sizes)
+
+    @property
+    def dispatch(self) -> tuple[int, int, int]:
+        """Workgroup counts of the first pass."""
+        return self.passes[0][1]
+
+    @property
+    def uniform(self) -> bytes | None:
+        """The packed uniform buffer for this scope (None when the kernel declares none)."""
+        uniform = self.variant.spec.uniform
+        return uniform.pack(self.scope) if uniform else None
 
 
 def format_shape(shape: Mapping[str, Any]) -> str:

@@ -24,7 +24,7 @@ from wgslgen.render.renderer import render
 from wgslgen.run.device import DeviceKey
 from wgslgen.run.harness import DEFAULT_TIMEOUT_S, Harness
 from wgslgen.run.worker import WorkerFailure
-from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
+from wgslgen.spec.kernel import KernelSpec, PreconditionError, Variant, format_shape
 from wgslgen.tune import search
 from wgslgen.tune.bench import DEFAULT_L2_BYTES, Measurement
 from wgslgen.tune.db import (
@@ -346,7 +346,9 @@ class TuneSession:
         """Finalists (and the baseline) timed in alternation: ({name: Measurement}, error)."""
         self._fresh_worker()
         h = self.harness
-        jobs = [h.job(c.rendered, h.case(c.rendered.variant, shape), "bench") for c in cands]
+        jobs = [
+            h.job(c.rendered, h.test_data(c.rendered.variant.case(shape)), "bench") for c in cands
+        ]
         job = {
             "kind": "head_to_head",
             "label": f"head-to-head @ {format_shape(shape)}",
@@ -383,8 +385,8 @@ class TuneSession:
 
 def _precondition(variant: Variant, shape: Mapping[str, int]) -> str | None:
     try:
-        variant.problem_scope(shape)
-    except WgslgenError as e:
+        variant.case(shape)
+    except PreconditionError as e:
         return str(e).split(": ", 1)[-1]
     return None
 
