@@ -11,7 +11,7 @@ from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.renderer import render_families
 from wgslgen.spec.loader import discover
 
-from .conftest import BROKEN_KERNELS, GOOD_KERNELS
+from .conftest import BROKEN_KERNELS, GOOD_KERNELS, TEMPLATES
 
 CASES = sorted(p.name for p in BROKEN_KERNELS.iterdir() if p.is_dir())
 
@@ -75,3 +75,67 @@ def test_plain_wgsl_file_is_a_kernel_without_axes() -> None:
     assert spec.plain and spec.axes == ()
     assert [v.name for v in spec.variants] == ["seed"]
     assert spec.entry_point == "main"
+
+
+# --- kernel.toml as declared models: error texts, the shipped JSON Schema ---------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"axis": [{"name": "wg", "values": [1]}]}, "axis[0] lacks 'key'"),
+        ({"axis": [{"name": "a", "key": "a", "values": [1, 1]}]}, "axis[0] (a): values repeat"),
+        (
+            {"axis": [{"name": "a", "key": "a", "values": [1], "baseline": 2}]},
+            "axis[0] (a): baseline 2 is not in values",
+        ),
+        ({"axis": [{"name": "a", "key": "a", "values": ["x/y"]}]}, "is not file-name safe"),
+        ({"binding": [{"name": "x", "type": "f32", "count": "n", "access": "w"}]}, "access"),
+        (
+            {"binding": [{"name": "x", "type": "f32", "count": "n", "scratch": True}]},
+            "binding[0] (x): scratch = true needs access = read_write",
+        ),
+        ({"uniform": {"pad_to": "16"}}, "[uniform].pad_to: must be an integer, got '16'"),
+        ({"test": {"shapes": [{"n": "big"}]}}, "test.shapes[0].n 'big' must be a number"),
+        ({"test": {"tolerance": [{"rtol": 1e-3}]}}, "test.tolerance[0] lacks 'atol'"),
+        (
+            {"test": {"tolerance": [{"rtol": 1, "atol": 1, "wen": "x"}]}},
+            "unknown key(s) wen in [test.tolerance]; valid: atol, rtol, when",
+        ),
+        ({"pass": [{"entry_point": "a b", "dispatch": ["1"]}]}, "pass[0].entry_point must be"),
+        ({"kernel": [1]}, "[kernel]: must be a table, got [1]"),
+    ],
+)
+def test_schema_names_the_key_at_fault(change: dict, expected: str) -> None:
+    from wgslgen.spec.schema import parse
+
+    with pytest.raises(WgslgenError) as info:
+        parse(change, Path("k/kernel.toml"))
+    assert str(info.value).startswith("k/kernel.toml: ")
+    assert expected in str(info.value)
+
+
+def test_shipped_json_schema_is_up_to_date() -> None:
+    from wgslgen.spec.schema_export import SCHEMA_PATH, schema_text
+
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), (
+        "run `python -m wgslgen.spec.schema_export`"
+    )
+
+
+def test_every_kernel_toml_validates_against_the_json_schema() -> None:
+    import tomllib
+
+    import jsonschema
+
+    from wgslgen.spec.schema_export import json_schema
+
+    validator = jsonschema.Draft202012Validator(json_schema())
+    tomls = sorted(TEMPLATES.glob("*/kernel.toml")) + sorted(GOOD_KERNELS.rglob("kernel.toml"))
+    assert len(tomls) >= 7
+    for path in tomls:
+        errors = list(validator.iter_errors(tomllib.loads(path.read_text(encoding="utf-8"))))
+        assert not errors, f"{path}: {errors[0].message}"
+    # ... and the schema refuses what the loader refuses (it is not just `{}`).
+    bad = tomllib.loads((BROKEN_KERNELS / "unknown_key" / "scale" / "kernel.toml").read_text())
+    assert list(validator.iter_errors(bad))

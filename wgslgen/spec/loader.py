@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from wgslgen.errors import WgslgenError
+from wgslgen.spec import schema
 from wgslgen.spec.expressions import compile_expression
-from wgslgen.spec.interface import ENCODINGS, layout_uniform
+from wgslgen.spec.interface import ENCODINGS, UniformLayout, layout_uniform
 from wgslgen.spec.kernel import (
-    _SAFE_NAME,
-    _SAFE_VALUE,
-    _TABLE_KEYS,
     Axis,
     BindingDecl,
     KernelSpec,
@@ -21,8 +20,19 @@ from wgslgen.spec.kernel import (
     Tolerance,
     read_toml,
 )
+from wgslgen.spec.schema import SAFE_NAME
 
-DEFAULT_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+
+def bundled_templates() -> Path:
+    """The bundled kernel library: package data when installed, templates/ in a checkout."""
+    packaged = resources.files("wgslgen") / "_bundled"  # mapped to templates/ by pyproject
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "templates"
+
+
+DEFAULT_TEMPLATES = bundled_templates()
 
 
 def discover(template_dirs: Sequence[Path | str] | None = None) -> list[KernelSpec]:
@@ -104,21 +114,10 @@ def _guess_entry_point(path: Path) -> str:
 
 
 def _check_safe_name(name: Any, where: str) -> None:
-    if not isinstance(name, str) or not _SAFE_NAME.match(name):
+    if not isinstance(name, str) or not SAFE_NAME.match(name):
         raise WgslgenError(
             f"{where} {name!r} is refused: use letters, digits, '_' and '-' only "
             "(it becomes a path under generated/)"
-        )
-
-
-def _check_keys(table: Any, section: str, where: Path) -> None:
-    if not isinstance(table, dict):
-        raise WgslgenError(f"{where}: [{section}] must be a table")
-    unknown = sorted(set(table) - _TABLE_KEYS[section])
-    if unknown:
-        raise WgslgenError(
-            f"{where}: unknown key(s) {', '.join(unknown)} in [{section or 'top level'}]; "
-            f"valid: {', '.join(sorted(_TABLE_KEYS[section]))}"
         )
 
 
@@ -126,158 +125,104 @@ def load_kernel(folder: Path) -> KernelSpec:
     """Parse ``folder/kernel.toml`` into a KernelSpec, naming the key at fault on error."""
     path = folder / "kernel.toml"
     raw = read_toml(path)
-    _check_keys(raw, "", path)
-    kernel = raw.get("kernel", {})
-    _check_keys(kernel, "kernel", path)
-    name = kernel.get("name", folder.name)
+    doc = schema.parse(raw, path)
+    kernel = doc.kernel
+    name = kernel.name or folder.name
     _check_safe_name(name, f"{path}: [kernel].name")
-    template = folder / kernel.get("template", f"{name}.wgsl.j2")
+    template = folder / (kernel.template or f"{name}.wgsl.j2")
     if not template.is_file():
         raise WgslgenError(f"{path}: [kernel].template {template.name!r} not found in {folder}")
-    reference = folder / kernel.get("reference", "reference.py")
-
-    axes = tuple(_parse_axis(i, a, path) for i, a in enumerate(raw.get("axis", [])))
-    seen: set[str] = set()
-    for a in axes:
-        for label in {a.name, a.key}:
-            if label in seen:
-                raise WgslgenError(f"{path}: axis name or key {label!r} is used twice")
-            seen.add(label)
+    reference = folder / (kernel.reference or "reference.py")
+    axes = tuple(Axis(a.name, a.key, tuple(a.values), _baseline(a)) for a in doc.axis)
     axis_names = [a.name for a in axes]
     constraints = tuple(
         compile_expression(c, f"{path}: constraints[{i}]", axis_names)
-        for i, c in enumerate(raw.get("constraints", []))
+        for i, c in enumerate(doc.constraints)
     )
-    uniform = _parse_uniform(raw.get("uniform"), path)
-    bindings = _parse_bindings(raw.get("binding", []), uniform, axis_names, path)
-    passes = raw.get("pass", [])
-    if "entry_point" in kernel and passes:
-        raise WgslgenError(
-            f"{path}: with [[pass]] tables, name entry points there, not in [kernel]"
-        )
-    entry = passes[0].get("entry_point", "main") if passes else kernel.get("entry_point", "main")
-    problem = _parse_problem(
-        raw.get("problem"),
-        uniform,
-        bindings,
-        axis_names,
-        path,
-        passes,
-        kernel.get("entry_point", "main"),
-    )
-
-    test = raw.get("test", {})
-    _check_keys(test, "test", path)
-    tune = raw.get("tune", {})
-    _check_keys(tune, "tune", path)
+    uniform = _parse_uniform(doc.uniform, path)
+    bindings = _parse_bindings(doc.binding, uniform, axis_names, path)
+    entry = doc.passes[0].entry_point if doc.passes else (kernel.entry_point or "main")
+    problem = _parse_problem(doc, uniform, bindings, axis_names, path)
     return KernelSpec(
         name=name,
         folder=folder,
         spec_path=path,
         template_path=template,
         entry_point=entry,
-        description=kernel.get("description", ""),
+        description=kernel.description,
         axes=axes,
         constraints=constraints,
         uniform=uniform,
         bindings=bindings,
         problem=problem,
-        test_shapes=tuple(_parse_shapes(test.get("shapes", []), problem, path, "test")),
-        tune_shapes=tuple(_parse_shapes(tune.get("shapes", []), problem, path, "tune")),
-        tolerances=tuple(_parse_tolerances(test.get("tolerance", []), axis_names, path)),
+        test_shapes=tuple(_parse_shapes(doc.test.shapes, problem, path, "test")),
+        tune_shapes=tuple(_parse_shapes(doc.tune.shapes, problem, path, "tune")),
+        tolerances=tuple(_parse_tolerances(doc.test.tolerance, axis_names, path)),
         reference_path=reference if reference.is_file() else None,
         raw=raw,
     )
 
 
-def _parse_axis(index: int, raw: Any, path: Path) -> Axis:
-    where = f"{path}: axis[{index}]"
-    _check_keys(raw, "axis", path)
-    for key in ("name", "key", "values"):
-        if key not in raw:
-            raise WgslgenError(f"{where} lacks {key!r}")
-    _check_safe_name(raw["name"], f"{where}.name")
-    _check_safe_name(raw["key"], f"{where}.key")
-    values = tuple(raw["values"])
-    if not values:
-        raise WgslgenError(f"{where} ({raw['name']}): values is empty")
-    for v in values:
-        if isinstance(v, bool) or not _SAFE_VALUE.match(str(v)):
-            raise WgslgenError(f"{where} ({raw['name']}): value {v!r} is not file-name safe")
-    if len(set(values)) != len(values):
-        raise WgslgenError(f"{where} ({raw['name']}): values repeat")
-    baseline = raw.get("baseline", values[0])
-    if baseline not in values:
-        raise WgslgenError(f"{where} ({raw['name']}): baseline {baseline!r} is not in values")
-    return Axis(raw["name"], raw["key"], values, baseline)
+def _baseline(axis: schema.AxisTable) -> Any:
+    return axis.values[0] if axis.baseline is None else axis.baseline
 
 
-def _parse_uniform(raw: Any, path: Path):
-    if raw is None:
+def _parse_uniform(table: schema.UniformTable | None, path: Path) -> UniformLayout | None:
+    if table is None:
         return None
-    _check_keys(raw, "uniform", path)
-    members = []
-    for i, f in enumerate(raw.get("fields", [])):
-        if not (isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f)):
-            raise WgslgenError(f"{path}: uniform.fields[{i}] must be [name, type], got {f!r}")
-        members.append((f[0], f[1]))
     return layout_uniform(
-        raw.get("struct", "Params"),
-        raw.get("var", "params"),
-        int(raw.get("group", 0)),
-        int(raw.get("binding", 0)),
-        members,
-        int(raw.get("pad_to", 16)),
+        table.struct,
+        table.var,
+        table.group,
+        table.binding,
+        list(table.fields),
+        table.pad_to,
         f"{path}: [uniform]",
     )
 
 
-def _parse_bindings(raw: Any, uniform, axis_names: list[str], path: Path):
+def _parse_bindings(
+    tables: list[schema.BindingTable],
+    uniform: UniformLayout | None,
+    axis_names: list[str],
+    path: Path,
+) -> tuple[BindingDecl, ...]:
     taken = {(uniform.group, uniform.binding): uniform.var_name} if uniform else {}
     next_binding = (uniform.binding + 1) if uniform else 0
     out = []
-    for i, b in enumerate(raw):
+    for i, b in enumerate(tables):
         where = f"{path}: binding[{i}]"
-        _check_keys(b, "binding", path)
-        for key in ("name", "type", "count"):
-            if key not in b:
-                raise WgslgenError(f"{where} lacks {key!r}")
-        group, number = int(b.get("group", 0)), int(b.get("binding", next_binding))
-        if (group, number) in taken:
+        number = next_binding if b.binding is None else b.binding
+        if (b.group, number) in taken:
             raise WgslgenError(
-                f"{where} ({b['name']}): @group({group}) @binding({number}) is already "
-                f"{taken[(group, number)]!r}"
+                f"{where} ({b.name}): @group({b.group}) @binding({number}) is already "
+                f"{taken[(b.group, number)]!r}"
             )
-        taken[(group, number)] = b["name"]
+        taken[(b.group, number)] = b.name
         next_binding = number + 1
-        access = b.get("access", "read")
-        if access not in ("read", "read_write"):
-            raise WgslgenError(f"{where} ({b['name']}): access must be read or read_write")
-        type_ = b["type"]
         encoding = (
-            type_ if type_ in ENCODINGS else compile_expression(type_, f"{where}.type", axis_names)
+            b.type
+            if b.type in ENCODINGS
+            else compile_expression(b.type, f"{where}.type", axis_names)
         )
-        scratch = b.get("scratch", False)
-        if scratch not in (True, False) or (scratch and access != "read_write"):
-            raise WgslgenError(f"{where} ({b['name']}): scratch = true needs access = read_write")
-        out.append(
-            BindingDecl(b["name"], group, number, access, encoding, str(b["count"]), scratch)
-        )
+        out.append(BindingDecl(b.name, b.group, number, b.access, encoding, b.count, b.scratch))
     return tuple(out)
 
 
 def _parse_problem(
-    raw: Any, uniform, bindings, axis_names: list[str], path: Path, passes: Any, entry: str
-):
-    if raw is None:
-        if passes:
-            raise WgslgenError(f"{path}: [[pass]] needs a [problem] table (sizes, ...)")
+    doc: schema.KernelFile,
+    uniform: UniformLayout | None,
+    bindings: tuple[BindingDecl, ...],
+    axis_names: list[str],
+    path: Path,
+) -> ProblemSpec | None:
+    table = doc.problem
+    if table is None:
         return None
-    _check_keys(raw, "problem", path)
-    sizes = tuple(raw.get("sizes", []))
+    sizes = tuple(table.sizes)
     scope = [*axis_names, *sizes]
     derived = []
-    for name, text in raw.get("derived", {}).items():
+    for name, text in table.derived.items():
         derived.append((name, compile_expression(text, f"{path}: problem.derived.{name}", scope)))
         scope.append(name)
     if uniform is not None:
@@ -289,17 +234,18 @@ def _parse_problem(
                 )
     preconditions = tuple(
         compile_expression(p, f"{path}: problem.preconditions[{i}]", scope)
-        for i, p in enumerate(raw.get("preconditions", []))
+        for i, p in enumerate(table.preconditions)
     )
-    if passes and "dispatch" in raw:
-        raise WgslgenError(
-            f"{path}: give the dispatch either in [problem].dispatch or per [[pass]], not both"
-        )
-    if passes:
-        parsed = tuple(_parse_pass(p, scope, path, f"pass[{i}]") for i, p in enumerate(passes))
+    if doc.passes:
+        passes = [(f"pass[{i}]", p.entry_point, p.dispatch) for i, p in enumerate(doc.passes)]
+    elif table.dispatch is None:
+        raise WgslgenError(f"{path}: [problem].dispatch needs 1 to 3 expressions")
     else:
-        single = {"entry_point": entry, "dispatch": raw.get("dispatch", [])}
-        parsed = (_parse_pass(single, scope, path, "problem"),)
+        passes = [("problem", doc.kernel.entry_point or "main", table.dispatch)]
+    parsed = tuple(
+        Pass(entry, tuple(_expressions(dispatch, f"{path}: {where}.dispatch", scope)))
+        for where, entry, dispatch in passes
+    )
     counts = tuple(
         (b.name, compile_expression(b.count, f"{path}: binding {b.name!r}.count", scope))
         for b in bindings
@@ -307,26 +253,13 @@ def _parse_problem(
     return ProblemSpec(sizes, tuple(derived), preconditions, parsed, counts)
 
 
-def _parse_pass(raw: Any, scope: list[str], path: Path, table: str) -> Pass:
-    _check_keys(raw, "pass", path)
-    entry = raw.get("entry_point")
-    if not isinstance(entry, str) or not entry.isidentifier():
-        raise WgslgenError(
-            f"{path}: {table}.entry_point must be a WGSL function name, got {entry!r}"
-        )
-    dispatch = tuple(
-        compile_expression(d, f"{path}: {table}.dispatch[{i}]", scope)
-        for i, d in enumerate(raw.get("dispatch", []))
-    )
-    if not 1 <= len(dispatch) <= 3:
-        raise WgslgenError(f"{path}: {table}.dispatch needs 1 to 3 expressions")
-    return Pass(entry, dispatch)
+def _expressions(texts: list[str], where: str, scope: list[str]):
+    for i, text in enumerate(texts):
+        yield compile_expression(text, f"{where}[{i}]", scope)
 
 
-def _parse_shapes(raw: Any, problem, path: Path, section: str):
-    for i, shape in enumerate(raw):
-        if not isinstance(shape, dict):
-            raise WgslgenError(f"{path}: {section}.shapes[{i}] must be a table")
+def _parse_shapes(shapes: list[dict[str, Any]], problem, path: Path, section: str):
+    for i, shape in enumerate(shapes):
         if problem is not None:
             bad = sorted(set(shape) ^ set(problem.sizes))
             if bad:
@@ -334,13 +267,11 @@ def _parse_shapes(raw: Any, problem, path: Path, section: str):
                     f"{path}: {section}.shapes[{i}] must set exactly {', '.join(problem.sizes)}; "
                     f"wrong: {', '.join(bad)}"
                 )
-        yield {k: int(v) for k, v in shape.items()}
+        yield dict(shape)  # integers stay int; a float parameter (e.g. eps) stays float
 
 
-def _parse_tolerances(raw: Any, axis_names: list[str], path: Path):
-    for i, t in enumerate(raw):
+def _parse_tolerances(tables: list[schema.ToleranceTable], axis_names: list[str], path: Path):
+    for i, t in enumerate(tables):
         where = f"{path}: test.tolerance[{i}]"
-        if not isinstance(t, dict) or "rtol" not in t or "atol" not in t:
-            raise WgslgenError(f"{where} needs rtol and atol")
-        when = compile_expression(t["when"], f"{where}.when", axis_names) if "when" in t else None
-        yield Tolerance(when, float(t["rtol"]), float(t["atol"]))
+        when = None if t.when is None else compile_expression(t.when, f"{where}.when", axis_names)
+        yield Tolerance(when, float(t.rtol), float(t.atol))
