@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from wgslgen.render import build as builder
 from wgslgen.cli import main
+from wgslgen.render import build as builder
 from wgslgen.spec.loader import discover
 
 from .conftest import BROKEN_KERNELS, GOOD_KERNELS, ROOT, TEMPLATES
@@ -101,10 +101,14 @@ def test_check_is_clean_then_names_files_after_a_template_edit(
 
 def test_files_of_vanished_variants_are_removed(tmp_path: Path) -> None:
     out = tmp_path / "gen"
-    (out / "attention_bwd_dq").mkdir(parents=True)
-    (out / "attention_bwd_dq" / "attention_bwd_dq__old.wgsl").write_text("stale")
-    assert _build("--templates", str(TEMPLATES), "--out", str(out)) == 0
-    assert not (out / "attention_bwd_dq" / "attention_bwd_dq__old.wgsl").exists()
+    assert _build("--templates", str(GOOD_KERNELS), "--out", str(out)) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    stale = {**manifest["variants"][0], "name": "scale__old", "file": "scale/scale__old.wgsl"}
+    manifest["variants"].append(stale)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    (out / "scale" / "scale__old.wgsl").write_text("stale")
+    assert _build("--templates", str(GOOD_KERNELS), "--out", str(out)) == 0
+    assert not (out / "scale" / "scale__old.wgsl").exists()
 
 
 def test_partial_builds_keep_other_kernels(tmp_path: Path) -> None:

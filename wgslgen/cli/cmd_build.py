@@ -5,8 +5,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wgslgen.cli.output import add_common_options, console, emit_json, print_table, progress
+from rich.markup import escape
+
+from wgslgen.cli.output import (
+    add_common_options,
+    console,
+    emit_json,
+    err_console,
+    print_table,
+    progress,
+)
+from wgslgen.errors import WgslgenError
 from wgslgen.render import build as builder
+from wgslgen.render import outdir
 from wgslgen.spec.loader import discover, select
 
 DEFAULT_OUT = Path("generated")
@@ -32,14 +43,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Render, then write (or compare with) the output tree."""
     kernels = select(discover(args.templates), args.kernel)
+    if not kernels:
+        where = ", ".join(map(str, args.templates or ["the bundled templates"]))
+        raise WgslgenError(f"no kernel found in {where}; nothing was written")
     overrides = builder.parse_overrides(args.set)
+    if not args.check:
+        outdir.check_out(args.out)  # before any work: a refused folder costs nothing
     total = sum(len(k.variants) for k in kernels)
     with progress("rendering", total, enabled=not args.json) as bar:
         plan = builder.plan(kernels, overrides, on_variant=bar.advance)
-    tree = builder.merged_tree(
-        plan, args.out, [k.name for k in kernels] if args.kernel else [], partial=bool(overrides)
-    )
-    diffs = builder.compare(tree, args.out)
+    with outdir.locked(args.out, on_wait=_warn):
+        if not args.check:
+            outdir.check_out(args.out)  # again: another build may have run meanwhile
+        names = [k.name for k in kernels] if args.kernel else []
+        tree = builder.merged_tree(plan, args.out, names, partial=bool(overrides))
+        diffs = builder.compare(tree, args.out)
+        if diffs and not args.check:
+            _write(tree, args.out)
     counts = {k.name: sum(1 for r in plan.rendered if r.kernel == k.name) for k in kernels}
     if args.check:
         if args.json:
@@ -51,8 +71,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             console.print(f"{args.out} is up to date ({len(tree) - 1} files)")
         return 1 if diffs else 0
-    if diffs:
-        builder.write_tree(tree, args.out)
     if args.json:
         emit_json(
             {
@@ -74,3 +92,16 @@ def run(args: argparse.Namespace) -> int:
 
         return cmd_validate.validate_after_build(args, plan)
     return 0
+
+
+def _warn(message: str) -> None:
+    err_console.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
+
+
+def _write(tree: dict[str, bytes], out: Path) -> None:
+    """Write the tree; a full disk or a denied folder is a named error, the old tree kept."""
+    try:
+        builder.write_tree(tree, out)
+    except OSError as e:
+        where = e.filename or out
+        raise WgslgenError(f"cannot write {where}: {e.strerror or e}; {out} is unchanged") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from typing import Any
 
 from wgslgen.errors import WgslgenError
 from wgslgen.render import manifest as mf
+from wgslgen.render import outdir
 from wgslgen.render.renderer import RenderedVariant, render_families
 from wgslgen.spec.kernel import KernelSpec, Variant
 
@@ -23,6 +25,7 @@ class BuildPlan:
     files: dict[str, bytes] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     rendered: list[RenderedVariant] = field(default_factory=list)
+    specs: list[KernelSpec] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ def plan(
     for spec in kernels:
         variants = apply_overrides(spec, overrides)
         result.manifest["kernels"][spec.name] = mf.kernel_entry(spec)
+        result.specs.append(spec)
         for variant in variants:
             for rendered in render_families(variant):
                 facts = dict(rendered.facts)
@@ -94,47 +98,99 @@ def plan(
     return result
 
 
-def _read_tree(out: Path) -> dict[str, bytes]:
-    if not out.is_dir():
-        return {}
-    return {
-        p.relative_to(out).as_posix(): p.read_bytes()
-        for p in sorted(out.rglob("*"))
-        if p.is_file() and p.name != mf.MANIFEST_NAME and not p.name.startswith(".")
-    }
+def _safe_rel(path: object) -> bool:
+    """Whether a manifest's file entry is a plain path inside the output folder."""
+    if not isinstance(path, str) or not path or path.startswith("/") or "\\" in path:
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+def _old_manifest(out: Path) -> dict[str, Any]:
+    if (out / mf.MANIFEST_NAME).is_file():
+        old = mf.load(out / mf.MANIFEST_NAME)
+        old.setdefault("kernels", {})
+        old["variants"] = [e for e in old["variants"] if _safe_rel(e.get("file"))]
+        return old
+    return {"kernels": {}, "variants": []}
+
+
+def listed_files(out: Path) -> set[str]:
+    """What wgslgen may replace or remove in ``out``: the files its manifest lists, and the
+    manifest itself. Nothing else in the folder is ever touched."""
+    if not (out / mf.MANIFEST_NAME).is_file():
+        return set()
+    return {e["file"] for e in _old_manifest(out)["variants"]} | {mf.MANIFEST_NAME}
+
+
+def _source_file(spec: KernelSpec) -> Path:
+    return (spec.spec_path or spec.template_path).resolve()
+
+
+def _source_root(source_file: Path) -> Path:
+    """The template set a kernel comes from: the folder holding its kernel folder (or its
+    plain .wgsl file)."""
+    return source_file.parent.parent if source_file.name == "kernel.toml" else source_file.parent
+
+
+def _owner(new: BuildPlan, out: Path, kernels: Sequence[str], partial: bool):
+    """Which old manifest entries this build replaces or removes.
+
+    ``--set`` owns only the files it renders; ``--kernel`` those kernels; a full build the
+    kernels it renders and the kernels of its own template sets whose spec is gone. Kernels
+    from other template sets are never removed.
+    """
+    built = set(new.manifest["kernels"])
+    roots = {_source_root(_source_file(s)) for s in new.specs}
+    out_r = out.resolve()
+
+    def kernel_owned(name: str, old_kernel: Mapping[str, Any]) -> bool:
+        if name in built:
+            return True
+        source = old_kernel.get("source")
+        if kernels or not isinstance(source, str):
+            return False
+        path = (out_r / source).resolve()
+        return _source_root(path) in roots and not path.exists()
+
+    def entry_owned(entry: Mapping[str, Any], old_kernel: Mapping[str, Any]) -> bool:
+        if partial:
+            return entry["file"] in new.files
+        return kernel_owned(entry.get("kernel", ""), old_kernel)
+
+    return kernel_owned, entry_owned
 
 
 def merged_tree(
     new: BuildPlan, out: Path, kernels: Sequence[str], partial: bool
 ) -> dict[str, bytes]:
-    """The complete tree after this build: files it owns replaced, every other file kept.
-
-    A full build owns everything; ``--kernel`` owns those kernels' folders; ``--set`` owns
-    only the files it renders (nothing is removed).
-    """
-    existing = _read_tree(out)
-    old_manifest: dict[str, Any] = {"kernels": {}, "variants": []}
-    if (out / mf.MANIFEST_NAME).is_file() and (kernels or partial):
-        old_manifest = mf.load(out / mf.MANIFEST_NAME)
-
-    def owned(path: str) -> bool:
-        if partial:
-            return path in new.files
-        return not kernels or path.split("/", 1)[0] in kernels
-
-    files = {p: b for p, b in existing.items() if not owned(p)} if (kernels or partial) else {}
+    """Every file wgslgen keeps in ``out`` after this build: the new renderings, the manifest,
+    and the files of other kernels (other template sets, other ``--kernel``/``--set``)."""
+    old = _old_manifest(out)
+    kernel_owned, entry_owned = _owner(new, out, kernels, partial)
+    old_kernels = old["kernels"]
+    kept = [e for e in old["variants"] if not entry_owned(e, old_kernels.get(e.get("kernel"), {}))]
+    files: dict[str, bytes] = {}
+    for e in kept:
+        path = out / e["file"]
+        if path.is_file() and not path.is_symlink():
+            files[e["file"]] = path.read_bytes()
     files.update(new.files)
-    new_files = set(new.files)
-
-    def kept(entry: dict[str, Any]) -> bool:
-        return entry["file"] not in new_files if partial else entry["kernel"] not in kernels
-
-    entries = [e for e in old_manifest["variants"] if kept(e)]
-    entries += new.manifest["variants"]
+    out_r = out.resolve()
+    new_kernels = {
+        spec.name: {
+            **new.manifest["kernels"][spec.name],
+            "source": os.path.relpath(_source_file(spec), out_r).replace(os.sep, "/"),
+        }
+        for spec in new.specs
+    }
+    kept_kernels = {
+        n: k for n, k in old_kernels.items() if partial or not kernel_owned(n, k)
+    }
+    entries = kept + new.manifest["variants"]
     entries.sort(key=lambda e: (e["kernel"], e["name"], e["family"]))
     manifest = {
         "generator": mf.GENERATOR,
-        "kernels": {**old_manifest["kernels"], **new.manifest["kernels"]},
+        "kernels": dict(sorted({**kept_kernels, **new_kernels}.items())),
         "variants": entries,
     }
     files[mf.MANIFEST_NAME] = mf.dumps(manifest).encode("utf-8")
@@ -142,11 +198,12 @@ def merged_tree(
 
 
 def compare(tree: Mapping[str, bytes], out: Path) -> list[Difference]:
-    """Every file that differs from, is missing from or is extra in ``out``."""
-    on_disk = _read_tree(out)
-    manifest_path = out / mf.MANIFEST_NAME
-    if manifest_path.is_file():
-        on_disk[mf.MANIFEST_NAME] = manifest_path.read_bytes()
+    """Every file that differs from, is missing from or is extra in ``out`` (extra: listed
+    by the manifest on disk but no longer built; files wgslgen did not write never count)."""
+    listed = listed_files(out)
+    on_disk = {
+        p: (out / p).read_bytes() for p in set(tree) | listed if (out / p).is_file()
+    }
     diffs = [
         Difference("missing" if p not in on_disk else "differs", p)
         for p in sorted(tree)
@@ -157,16 +214,25 @@ def compare(tree: Mapping[str, bytes], out: Path) -> list[Difference]:
 
 
 def write_tree(tree: Mapping[str, bytes], out: Path) -> None:
-    """Replace ``out`` with ``tree`` in one swap: a crash leaves the old tree or the new one."""
+    """Replace ``out`` with ``tree`` in one swap: a crash leaves the old tree or the new one.
+
+    Files in ``out`` that its manifest does not list (a user's notes, dotfiles) are carried
+    into the new tree untouched; only listed files that ``tree`` lacks are removed.
+    """
     out = out.resolve()
     _recover(out)
+    removable = listed_files(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     try:
+        mode = stat.S_IMODE(out.stat().st_mode) if out.is_dir() else outdir.folder_mode()
+        os.chmod(staging, mode)
         for rel, data in tree.items():
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
+        if out.is_dir():
+            _carry_over(out, staging, set(tree) | removable)
         _fsync_tree(staging)
         if out.exists():
             old = out.parent / f".{out.name}.old"
@@ -181,6 +247,35 @@ def write_tree(tree: Mapping[str, bytes], out: Path) -> None:
         raise
 
 
+def _carry_over(out: Path, staging: Path, owned: set[str]) -> None:
+    """Hard-link (or copy) every entry of ``out`` that wgslgen does not own into ``staging``."""
+    for folder, dirs, names in os.walk(out):
+        here = Path(folder)
+        rel_dir = here.relative_to(out)
+        if not dirs and not names and here != out:  # a user's empty folder
+            _mkdir_like(here, staging / rel_dir)
+        for name in [d for d in dirs if (here / d).is_symlink()] + names:
+            rel = (rel_dir / name).as_posix()
+            if rel in owned:
+                continue
+            src, dst = here / name, staging / rel_dir / name
+            _mkdir_like(here, dst.parent)
+            if src.is_symlink():
+                os.symlink(os.readlink(src), dst)
+                continue
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copy2(src, dst)
+        dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
+
+
+def _mkdir_like(src: Path, dst: Path) -> None:
+    if not dst.is_dir():
+        dst.mkdir(parents=True)
+        shutil.copymode(src, dst)
+
+
 def _recover(out: Path) -> None:
     """Finish a swap a crash interrupted: the previous tree comes back into place."""
     old = out.parent / f".{out.name}.old"
@@ -192,6 +287,6 @@ def _recover(out: Path) -> None:
 
 def _fsync_tree(root: Path) -> None:
     for path in root.rglob("*"):
-        if path.is_file():
+        if path.is_file() and not path.is_symlink():
             with open(path, "rb") as f:
                 os.fsync(f.fileno())
