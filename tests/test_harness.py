@@ -15,7 +15,7 @@ from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import render
 from wgslgen.run.harness import Harness, compare
 from wgslgen.run.reference import find_kernel, load_reference, make_case, with_reference
-from wgslgen.run.worker import WorkerFailure
+from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.spec.loader import discover, load_kernel
 
 from .conftest import GOOD_KERNELS, SEED, TEMPLATES
@@ -242,20 +242,23 @@ def test_pipelines_are_built_once_per_variant_not_per_shape(harness) -> None:
     for shape in spec.test_shapes:
         job = harness.job(rendered, harness.test_data(rendered.variant.case(shape)))
         reply = harness.worker.call(job, timeout=60)
-        assert reply["ok"], reply
-        compiles.append(reply["compiles"])
+        assert reply.ok, reply
+        compiles.append(reply.compiles)
     assert len(set(compiles)) == 1
 
 
-def test_a_crashed_worker_is_replaced(harness) -> None:
+def test_a_crashed_worker_is_replaced() -> None:
+    from .fault_worker import AbortJob, FaultyWorkerClient
+
     spec = find_kernel(DQ)
     rendered = render(spec.baseline)
-    restarts = harness.worker.restarts
-    with pytest.raises(WorkerFailure) as info:
-        harness.worker.call({"kind": "abort"}, timeout=30)  # an injected fault: SIGABRT
-    assert info.value.kind == "crash" and "signal" in str(info.value)
-    assert harness.check(rendered, spec.test_shapes[0]).status == "pass"
-    assert harness.worker.restarts == restarts + 1
+    with Harness(worker=FaultyWorkerClient()) as harness:
+        harness.worker.start()
+        with pytest.raises(WorkerFailure) as info:
+            harness.worker.call(AbortJob(), timeout=30)  # an injected fault: SIGABRT
+        assert info.value.kind == "crash" and "signal" in str(info.value)
+        assert harness.check(rendered, spec.test_shapes[0]).status == "pass"
+        assert harness.worker.restarts == 1
 
 
 def test_a_shader_that_does_not_compile_is_an_error_not_a_crash(tmp_path: Path, harness) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from wgslgen.tune import search
 from wgslgen.errors import WgslgenError
+from wgslgen.tune import search
 from wgslgen.tune.bench import Measurement
 from wgslgen.tune.db import ResultsDB, read_selection
 from wgslgen.tune.selection import decide, finalists
@@ -27,13 +27,23 @@ SHAPES = ["--shape", "n=1000", "--shape", "n=65536"]
 FAST = ["--l2-bytes", "1M", "--rounds", "5", "--adapter", "cpu"]
 
 
-def wgslgen(*args: str, tmp: Path, env: dict | None = None, timeout: float = 180):
+# The CLI in a child process whose device workers are tests/fault_worker.py's.
+_FAULTY_CLI = (
+    "import sys; from tests.fault_worker import use_faulty_worker; use_faulty_worker(); "
+    "from wgslgen.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def wgslgen(
+    *args: str, tmp: Path, env: dict | None = None, timeout: float = 180, faulty: bool = False
+):
     """Run ``python -m wgslgen ARGS`` with the DB and selection under ``tmp``."""
     files = ["--db", str(tmp / "results.jsonl"), "--selection", str(tmp / "selection.json")]
     if args[0] != "tune":
         files = files[:2]
+    entry = ["-c", _FAULTY_CLI] if faulty else ["-m", "wgslgen"]
     return subprocess.run(
-        [sys.executable, "-m", "wgslgen", *args, *files],
+        [sys.executable, *entry, *args, *files],
         capture_output=True, text=True, cwd=ROOT, timeout=timeout,
         env={**os.environ, **(env or {})},
     )  # fmt: skip
@@ -181,7 +191,7 @@ def test_changed_template_invalidates_exactly_its_records_and_prune(tmp_path):
 def test_hang_and_crash_are_recorded_and_the_search_goes_on(tmp_path):
     fault = "hang:bench:scale__wg32_sf16,crash:run:scale__wg128_sf32"
     proc = wgslgen("tune", *SCALE, "--shape", "n=2048", *FAST, "--timeout", "6", "--json",
-                   tmp=tmp_path, env={"WGSLGEN_TUNE_FAULT": fault})  # fmt: skip
+                   tmp=tmp_path, env={"WGSLGEN_TEST_FAULT": fault}, faulty=True)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     status = {r.variant: r.status for r in ResultsDB(tmp_path / "results.jsonl").load().records}
     assert status == {
@@ -302,19 +312,19 @@ def test_decide_head_to_head_wins_over_database_and_ties_are_deterministic():
 
 def test_fresh_worker_always_checks_and_times_each_variant_in_a_new_process(tmp_path, monkeypatch):
     from wgslgen.cli import main
-    from wgslgen.tune.tune_worker import TuneWorkerClient
+    from wgslgen.run.worker_client import WorkerClient
 
     started: list[int] = []
-    real_start = TuneWorkerClient.start
+    real_start = WorkerClient.start
 
     def counting_start(self):
         fresh = self.proc is None or self.proc.poll() is not None
         info = real_start(self)
         if fresh:
-            started.append(info["pid"])
+            started.append(info.pid)
         return info
 
-    monkeypatch.setattr(TuneWorkerClient, "start", counting_start)
+    monkeypatch.setattr(WorkerClient, "start", counting_start)
 
     def tune(mode: str, sub: str) -> None:
         files = [

@@ -12,14 +12,23 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import RenderedVariant, render
+from wgslgen.run.protocol import (
+    BufferBinding,
+    DispatchJob,
+    HeadToHeadJob,
+    JobKind,
+    PassDispatch,
+    Reply,
+)
 from wgslgen.run.reference import OutputCheck, TestData, compare, load_reference, make_case
-from wgslgen.run.worker import WorkerClient, WorkerFailure
+from wgslgen.run.worker_client import WorkerClient, WorkerFailure
 from wgslgen.spec.kernel import Case, KernelSpec, PreconditionError, Variant, format_shape
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -29,7 +38,20 @@ LLVMPIPE_NOTE = (
     "note: llvmpipe/lavapipe (seen on Mesa 22.3) ends every loop of an invocation after "
     "65,535 iterations in total, silently; a failure at a large shape may be that, not the kernel"
 )
-FAILING = ("fail", "error", "timeout", "crash")
+
+
+class Status(StrEnum):
+    """The outcome of one variant at one shape."""
+
+    PASS = "pass"
+    FAIL = "fail"  # ran, and an output differs from the reference
+    ERROR = "error"  # did not run: see ``CaseResult.stage`` for where it stopped
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    NOT_APPLICABLE = "n/a"  # the variant's preconditions exclude the shape
+
+
+FAILING = (Status.FAIL, Status.ERROR, Status.TIMEOUT, Status.CRASH)
 _BUFFER_TYPE = {"read": "read-only-storage", "read_write": "storage"}
 
 
@@ -40,10 +62,11 @@ class CaseResult:
     kernel: str
     variant: str
     shape: dict[str, int]
-    status: str
+    status: Status
     message: str = ""
     checks: tuple[OutputCheck, ...] = ()
     seconds: float = 0.0
+    stage: str | None = None  # for ERROR: "reference" or a worker Stage ("pipeline", "run")
 
     @property
     def failed(self) -> bool:
@@ -162,9 +185,13 @@ class Harness:
     """Runs rendered variants on one adapter, in a worker process, against their reference."""
 
     def __init__(
-        self, adapter: str | None = None, timeout: float = DEFAULT_TIMEOUT_S, seed: int = 0
+        self,
+        adapter: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        seed: int = 0,
+        worker: WorkerClient | None = None,
     ) -> None:
-        self.worker = WorkerClient(adapter)
+        self.worker = worker or WorkerClient(adapter)
         self.timeout = timeout
         self.seed = seed
         self.profile_name = "adapter"
@@ -184,15 +211,15 @@ class Harness:
     @property
     def adapter_info(self) -> dict[str, Any]:
         """What the worker reports about its adapter: label, key, limits, features."""
-        return self.worker.start()
+        return dataclasses.asdict(self.worker.start())
 
     def profile(self, name: str = "adapter") -> Any:
         """The limit profile ``name``; "adapter" is what this harness's adapter reports."""
         from wgslgen.check.limits import LimitProfile, load_profile
 
         if name == "adapter":
-            info = self.adapter_info
-            return LimitProfile("adapter", dict(info["limits"]), frozenset(info["features"]))
+            info = self.worker.start()
+            return LimitProfile("adapter", dict(info.limits), frozenset(info.features))
         return load_profile(name)
 
     def misfits(self, rendered: RenderedVariant, profile: Any) -> list[str]:
@@ -200,7 +227,7 @@ class Harness:
         from wgslgen.check.limits import check_passes
 
         reasons = check_passes(rendered.facts, profile, rendered.features)
-        have = set(self.adapter_info["features"])
+        have = set(self.worker.start().features)
         reasons += [f"adapter lacks feature {f}" for f in sorted(rendered.features - have)]
         return reasons
 
@@ -223,52 +250,41 @@ class Harness:
             self._cases.popitem(last=False)
         return data
 
-    @property
-    def _timestamp_feature(self) -> frozenset[str]:
-        return frozenset({"timestamp-query"} & set(self.adapter_info["features"]))
-
-    def job(self, rendered: RenderedVariant, data: TestData, kind: str = "run") -> dict[str, Any]:
+    def job(
+        self, rendered: RenderedVariant, data: TestData, kind: JobKind = JobKind.RUN, **options: Any
+    ) -> DispatchJob:
         """The worker job that dispatches ``rendered`` on the case's buffers."""
         variant, case = rendered.variant, data.case
         bindings = []
         if variant.spec.uniform is not None:
             u = variant.spec.uniform
-            bindings.append(
-                {"group": u.group, "binding": u.binding, "type": "uniform", "data": case.uniform}
-            )
+            bindings.append(BufferBinding(u.group, u.binding, "uniform", case.uniform or b""))
         for b in variant.interface.bindings:
+            kind_of = _BUFFER_TYPE[b.access]
             bindings.append(
-                {
-                    "group": b.group,
-                    "binding": b.binding,
-                    "type": _BUFFER_TYPE[b.access],
-                    "data": data.data[b.name],
-                    "read_back": b.is_output,
-                    "name": b.name,
-                }
+                BufferBinding(b.group, b.binding, kind_of, data.data[b.name], b.is_output, b.name)
             )
-        return {
-            "kind": kind,
-            "label": f"{rendered.name} @ {case.shape_text}",
-            "source": rendered.source,
-            "sha256": rendered.sha256,
-            # Timestamps on every device: bench jobs need them (else the wall clock), and one
-            # device per feature set lets checking and timing share one pipeline.
-            "features": sorted(rendered.features | self._timestamp_feature),
-            "limits": dict(self.limits or self.adapter_info["limits"]),
-            "bindings": bindings,
-            "passes": [
-                {"entry_point": entry, "dispatch": list(dispatch)}
-                for entry, dispatch in case.passes
-            ],
-        }
+        # Timestamps on every device: bench jobs need them (else the wall clock), and one
+        # device per feature set lets checking and timing share one pipeline.
+        timestamps = {"timestamp-query"} & set(self.worker.start().features)
+        return DispatchJob(
+            kind=kind,
+            label=f"{rendered.name} @ {case.shape_text}",
+            source=rendered.source,
+            sha256=rendered.sha256,
+            features=tuple(sorted(rendered.features | timestamps)),
+            limits=dict(self.limits or self.worker.start().limits),
+            bindings=tuple(bindings),
+            passes=tuple(PassDispatch(entry, dispatch) for entry, dispatch in case.passes),
+            options=options,
+        )
 
     def run(self, rendered: RenderedVariant, shape: Mapping[str, int]) -> dict[str, np.ndarray]:
         """Outputs of ``rendered`` at ``shape``, in the reference's shapes; refuses bad shapes."""
         data = self.test_data(rendered.variant.case(shape))
         reply = self.worker.call(self.job(rendered, data), self.timeout)
-        if not reply["ok"]:
-            raise WgslgenError(f"{rendered.name}: {reply['stage']} failed: {reply['error']}")
+        if not reply.ok:
+            raise WgslgenError(f"{rendered.name}: {reply.stage} failed: {reply.error}")
         return self._outputs(rendered, data, reply)
 
     def bench(self, rendered: RenderedVariant, shape: Mapping[str, int], **options: Any) -> Any:
@@ -276,17 +292,35 @@ class Harness:
         from wgslgen.tune.bench import Measurement
 
         data = self.test_data(rendered.variant.case(shape))
-        job = {**self.job(rendered, data, "bench"), "options": options}
-        reply = self.worker.call(job, self.timeout)
-        if not reply["ok"]:
-            raise WgslgenError(f"{rendered.name}: {reply['stage']} failed: {reply['error']}")
-        return Measurement.from_dict(reply["measurement"])
+        reply = self.worker.call(self.job(rendered, data, JobKind.BENCH, **options), self.timeout)
+        if not reply.ok or reply.measurement is None:
+            raise WgslgenError(f"{rendered.name}: {reply.stage} failed: {reply.error}")
+        return Measurement.from_dict(reply.measurement)
 
-    def _outputs(self, rendered: RenderedVariant, data: TestData, reply: dict[str, Any]):
+    def head_to_head(
+        self, finalists: Sequence[RenderedVariant], shape: Mapping[str, int], **options: Any
+    ) -> dict[str, Any]:
+        """Finalists timed alternately on one device (bench.head_to_head): name → Measurement.
+
+        Raises WorkerFailure when the worker hangs or dies, WgslgenError when the job fails.
+        """
+        from wgslgen.tune.bench import Measurement
+
+        jobs = {
+            r.name: self.job(r, self.test_data(r.variant.case(shape)), JobKind.BENCH)
+            for r in finalists
+        }
+        job = HeadToHeadJob(f"head-to-head @ {format_shape(shape)}", jobs, options)
+        reply = self.worker.call(job, self.timeout * len(jobs))
+        if not reply.ok:
+            raise WgslgenError(f"{reply.stage}: {reply.error}")
+        return {n: Measurement.from_dict(d) for n, d in reply.results.items()}
+
+    def _outputs(self, rendered: RenderedVariant, data: TestData, reply: Reply):
         out = {}
         for b in rendered.variant.interface.bindings:
             if b.is_output:
-                raw = reply["outputs"][(b.group, b.binding)]
+                raw = reply.outputs[(b.group, b.binding)]
                 flat = b.encoding.decode(raw, data.case.counts[b.name])
                 out[b.name] = flat.reshape(data.expected[b.name].shape)
         return out
@@ -295,37 +329,33 @@ class Harness:
         """Run and compare one case; never raises for the kernel's faults, it reports them."""
         start = time.monotonic()
 
-        def result(status: str, message: str = "", checks: Sequence[OutputCheck] = ()):
+        def result(status: Status, message: str = "", checks=(), stage: str | None = None):
+            seconds = round(time.monotonic() - start, 3)
             return CaseResult(
-                rendered.kernel,
-                rendered.name,
-                dict(shape),
-                status,
-                message,
-                tuple(checks),
-                round(time.monotonic() - start, 3),
-            )
+                rendered.kernel, rendered.name, dict(shape), status, message, tuple(checks),
+                seconds, stage,
+            )  # fmt: skip
 
         _check_sizes(rendered.variant.spec, shape)  # a malformed shape is the caller's error
         try:
             case = rendered.variant.case(shape)
         except PreconditionError as exc:
-            return result("n/a", str(exc))
+            return result(Status.NOT_APPLICABLE, str(exc))
         try:
             data = self.test_data(case)
         except WgslgenError as exc:
-            return result("error", f"reference: {exc}")
+            return result(Status.ERROR, f"reference: {exc}", stage="reference")
         try:
             reply = self.worker.call(self.job(rendered, data), self.timeout)
         except WorkerFailure as exc:
-            return result(exc.kind, str(exc))
-        if not reply["ok"]:
-            return result("error", f"{reply['stage']} failed: {reply['error']}")
+            return result(Status(exc.kind), str(exc))
+        if not reply.ok:
+            return result(Status.ERROR, f"{reply.stage} failed: {reply.error}", stage=reply.stage)
         tol = rendered.variant.tolerance()
         got = self._outputs(rendered, data, reply)
         checks = [compare(n, got[n], data.expected[n], tol.rtol, tol.atol) for n in got]
         bad = [c.summary() for c in checks if not c.ok]
-        return result("fail" if bad else "pass", "\n".join(bad), checks)
+        return result(Status.FAIL if bad else Status.PASS, "\n".join(bad), checks)
 
     def plan(
         self,

@@ -22,8 +22,9 @@ from wgslgen.check.limits import BUILTIN_PROFILES, check_passes
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import render
 from wgslgen.run.device import DeviceKey
-from wgslgen.run.harness import DEFAULT_TIMEOUT_S, Harness
-from wgslgen.run.worker import WorkerFailure
+from wgslgen.run.harness import DEFAULT_TIMEOUT_S, CaseResult, Harness, Status
+from wgslgen.run.protocol import Stage
+from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.spec.kernel import KernelSpec, PreconditionError, Variant, format_shape
 from wgslgen.tune import search
 from wgslgen.tune.bench import DEFAULT_L2_BYTES, Measurement
@@ -47,7 +48,6 @@ from wgslgen.tune.selection import (
     finalists,
     portable_default,
 )
-from wgslgen.tune.tune_worker import TuneWorkerClient
 
 _ERROR_CHARS = 2000  # a crash's stderr tail is kept, but not without bound
 
@@ -105,7 +105,6 @@ class TuneSession:
         self.db = db
         self.on_step = on_step or (lambda label: None)
         self.harness = Harness(options.adapter, options.timeout, seed=0)
-        self.harness.worker = TuneWorkerClient(options.adapter)
         self.totals = Totals()
         self._profile: Any = None
         self._device_key: DeviceKey | None = None
@@ -283,14 +282,11 @@ class TuneSession:
         result = self.harness.check(c.rendered, shape)
         t1 = time.perf_counter()
         self.totals.check_s += t1 - t0
-        if result.status == "error" and result.message.startswith("reference:"):
+        if result.status == Status.ERROR and result.stage == "reference":
             # The user's reference.py failed, not the variant: nothing to record, stop here.
             raise WgslgenError(result.message.removeprefix("reference: "))
-        if result.status != "pass":
-            status = {"fail": "wrong", "n/a": "skipped"}.get(result.status, result.status)
-            if status == "error":
-                status = "compile-error" if result.message.startswith("pipeline") else "crash"
-            return status, result.message, None
+        if result.status != Status.PASS:
+            return _record_status(result), result.message, None
         try:
             m = self.harness.bench(
                 c.rendered, shape, warm=self.options.warm, l2_bytes=self.options.l2_bytes
@@ -345,28 +341,19 @@ class TuneSession:
     def _head_to_head(self, cands: list[Candidate], shape: Mapping[str, int]):
         """Finalists (and the baseline) timed in alternation: ({name: Measurement}, error)."""
         self._fresh_worker()
-        h = self.harness
-        jobs = [
-            h.job(c.rendered, h.test_data(c.rendered.variant.case(shape)), "bench") for c in cands
-        ]
-        job = {
-            "kind": "head_to_head",
-            "label": f"head-to-head @ {format_shape(shape)}",
-            "jobs": jobs,
-            "names": [c.name for c in cands],
-            "options": {"rounds": self.options.rounds, "warm": self.options.warm,
-                        "l2_bytes": self.options.l2_bytes},
-        }  # fmt: skip
+        opts = self.options
         t0 = time.perf_counter()
         try:
-            reply = h.worker.call(job, self.options.timeout * len(cands))
+            results = self.harness.head_to_head(
+                [c.rendered for c in cands], shape,
+                rounds=opts.rounds, warm=opts.warm, l2_bytes=opts.l2_bytes,
+            )  # fmt: skip
         except WorkerFailure as e:
             return {}, f"{e.kind}: {str(e).splitlines()[0]}"
+        except WgslgenError as e:
+            return {}, str(e)
         finally:
             self.totals.head_to_head_s += time.perf_counter() - t0
-        if not reply.get("ok"):
-            return {}, f"{reply.get('stage')}: {reply.get('error')}"
-        results = {n: Measurement.from_dict(d) for n, d in reply["results"].items()}
         self.totals.head_to_head_ns += sum(sample_time_ns(m) for m in results.values())
         self.on_step(f"head-to-head @ {format_shape(shape)}")
         return results, None
@@ -381,6 +368,21 @@ class TuneSession:
             canonical_shape(report.plan.shape), shas,
         )  # fmt: skip
         return report.selection
+
+
+# What a harness outcome is called in the results database (tune.db.STATUSES).
+_RECORD_STATUS = {
+    Status.FAIL: "wrong",
+    Status.NOT_APPLICABLE: "skipped",
+    Status.TIMEOUT: "timeout",
+    Status.CRASH: "crash",
+}
+
+
+def _record_status(result: CaseResult) -> str:
+    if result.status == Status.ERROR:
+        return "compile-error" if result.stage == Stage.PIPELINE else "crash"
+    return _RECORD_STATUS[result.status]
 
 
 def _precondition(variant: Variant, shape: Mapping[str, int]) -> str | None:

@@ -1,0 +1,66 @@
+"""A device worker with faults injected on purpose, for tests of hang and crash recovery.
+
+Production code knows nothing of it: tests point ``WorkerClient.module`` here. Faults come from
+``WGSLGEN_TEST_FAULT="ACTION:KIND:TEXT[,...]"``: hang (ACTION "hang") or die ("crash") on a job
+of KIND (run, bench, head_to_head) whose label contains TEXT. An ``AbortJob`` always dies.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from wgslgen.run import worker
+from wgslgen.run.protocol import Reply
+from wgslgen.run.worker_client import WorkerClient
+
+FAULT_ENV = "WGSLGEN_TEST_FAULT"
+MODULE = "tests.fault_worker"
+
+
+@dataclass(frozen=True)
+class AbortJob:
+    """Makes the worker die with SIGABRT."""
+
+    label: str = "abort"
+    kind: str = "abort"
+
+
+def _die() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file for it
+    os.abort()
+
+
+class FaultyRunner(worker.Runner):
+    """The worker's Runner, hanging or dying where the environment asks."""
+
+    def handle(self, job: Any) -> Reply:
+        if isinstance(job, AbortJob) or getattr(job, "kind", None) == "abort":
+            _die()
+        for fault in filter(None, os.environ.get(FAULT_ENV, "").split(",")):
+            action, _, rest = fault.partition(":")
+            kind, _, text = rest.partition(":")
+            if kind == str(job.kind) and text in job.label:
+                if action == "hang":
+                    time.sleep(1e6)
+                _die()
+        return super().handle(job)
+
+
+class FaultyWorkerClient(WorkerClient):
+    """A WorkerClient whose child is the faulty worker."""
+
+    module = MODULE
+
+
+def use_faulty_worker() -> None:
+    """Make every WorkerClient in this process start the faulty worker."""
+    WorkerClient.module = MODULE
+
+
+if __name__ == "__main__":
+    sys.exit(worker.main(runner_class=FaultyRunner))
