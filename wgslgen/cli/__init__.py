@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "cmd_test",
     "cmd_tune",
     "cmd_db",
+    "cmd_vendor",
 )
 
 

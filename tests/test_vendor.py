@@ -1,0 +1,197 @@
+"""`wgslgen vendor`: manifest + schema, determinism, fallbacks, bad input, the Python client."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests import vendor_helpers as vh
+from tests.conftest import ROOT, TEMPLATES
+from wgslgen.check.limits import WEBGPU_LIMITS
+from wgslgen.errors import WgslgenError
+from wgslgen.vendor import conformance, folder, models
+from wgslgen.vendor import plan as vplan
+from wgslgen.vendor.expr import evaluate, to_tree, to_value
+from wgslgen.vendor.runtime import wgslgen_runtime as rt
+
+
+@pytest.fixture(scope="module")
+def vendored(tmp_path_factory) -> tuple[Path, vplan.VendorPlan, dict]:
+    base = tmp_path_factory.mktemp("vendored")
+    out = base / "wgk"
+    plan = vh.vendor(out)
+    cases = vh.write_cases(plan, base / "cases.json")
+    return out, plan, cases
+
+
+def test_manifest_validates_against_shipped_schema(vendored):
+    out, _plan, _ = vendored
+    shipped = json.loads((ROOT / "wgslgen/vendor/manifest.schema.json").read_text())
+    assert shipped == models.schema(), "regenerate wgslgen/vendor/manifest.schema.json"
+    assert (out / "manifest.schema.json").read_text() == models.schema_text()
+    manifest = json.loads((out / "manifest.json").read_text())
+    jsonschema.Draft202012Validator(shipped).validate(manifest)
+    assert manifest["schema_version"] == 1 and manifest["generator"].startswith("wgslgen ")
+    for rel, sha in manifest["files"].items():  # every file hashed, and nothing unlisted
+        import hashlib
+
+        assert hashlib.sha256((out / rel).read_bytes()).hexdigest() == sha, rel
+    on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert on_disk == set(manifest["files"]) | {"manifest.json"}
+
+
+def test_second_run_is_byte_identical(vendored, tmp_path):
+    _out, plan, _ = vendored
+    again = vh.vendor(tmp_path / "wgk")
+    assert again.files == plan.files
+
+
+def test_shaders_start_with_provenance(vendored):
+    out, plan, _ = vendored
+    for name, v in plan.manifest["variants"].items():
+        for path in v["files"].values():
+            first = (out / path).read_text().split("\n", 1)[0]
+            assert first.startswith("// wgslgen ") and f"variant={name}" in first
+            assert "template_sha256=" in first and "do not edit" in first
+
+
+def test_portable_fallback_per_kernel(vendored):
+    _, plan, _ = vendored
+    for kernel, k in plan.manifest["kernels"].items():
+        v = plan.manifest["variants"][k["selection"]["portable_fallback"]]
+        assert v["kernel"] == kernel and v["features"] == [] and v["portable"]
+        webgpu = conformance.camel_limits(WEBGPU_LIMITS)
+        assert all(n <= webgpu[name] for name, n in v["limits"].items()), v["limits"]
+
+
+def test_seed_swap_variant_has_the_seeds_bindings(vendored):
+    _, plan, _ = vendored
+    fallback = plan.manifest["kernels"]["attention_bwd_dq"]["selection"]["portable_fallback"]
+    v = plan.manifest["variants"][fallback]
+    got = [(b["binding"], b["name"], b["kind"], b["element"], b["access"]) for b in v["bindings"]]
+    assert got == [
+        (0, "params", "uniform", None, "read"),
+        (1, "k_hist", "storage", "f32", "read"),
+        (2, "v_hist", "storage", "f32", "read"),
+        (3, "probs", "storage", "f32", "read"),
+        (4, "d_out", "storage", "f32", "read"),
+        (5, "d_scores", "storage", "f32", "read_write"),
+        (6, "d_q", "storage", "f32", "read_write"),
+    ]
+    assert v["uniform"]["size"] == 32 and [f["name"] for f in v["uniform"]["fields"]][-3:] == [
+        "_pad0",
+        "_pad1",
+        "_pad2",
+    ]
+
+
+def test_expressions_become_trees_without_eval():
+    dkv = "[1, workgroup_size // ([1, out_cols] | max)] | max"
+    tree = to_tree(dkv, {"workgroup_size": 256}, "k")
+    assert evaluate(tree, {"out_cols": 64}) == 4 and evaluate(tree, {"out_cols": 512}) == 1
+    ceil = to_tree("(history_len + chunk - 1) // chunk", {"chunk": 64}, "k")
+    assert ceil["op"] == "ceil_div" and evaluate(ceil, {"history_len": 65}) == 2
+    assert to_value("storage != 'pf16' or head_dim % 2 == 0", {"storage": "f32"}, "k") is True
+    sel = to_tree("head_dim // 2 if storage == 'pf16' else head_dim", {"storage": "pf16"}, "k")
+    assert evaluate(sel, {"head_dim": 10}) == 5
+    with pytest.raises(WgslgenError, match="cannot be vendored"):
+        to_tree("x.__class__", {}, "k")
+    with pytest.raises(WgslgenError, match="cannot be vendored"):
+        to_tree("history_len / 2", {}, "k")
+
+
+def test_out_inside_templates_or_generated_is_refused():
+    for bad in (TEMPLATES / "attention" / "vendored", ROOT / "generated"):
+        with pytest.raises(WgslgenError, match=r"inside .* which wgslgen owns"):
+            folder.refuse_inside(bad, [TEMPLATES, ROOT / "generated"])
+
+
+def test_check_on_a_never_vendored_folder(tmp_path):
+    (tmp_path / "x.txt").write_text("mine")
+    with pytest.raises(WgslgenError, match="not a vendored folder"):
+        folder.read_manifest(tmp_path)
+
+
+def test_vendoring_into_a_users_folder_is_refused(tmp_path, vendored):
+    _, plan, _ = vendored
+    (tmp_path / "main.rs").write_text("fn main() {}")
+    with pytest.raises(WgslgenError, match=r"has files and no manifest.json"):
+        folder.write(plan, tmp_path)
+    assert (tmp_path / "main.rs").read_text() == "fn main() {}"
+
+
+def test_selection_naming_unknown_variant(tmp_path):
+    doc = json.loads(vh.SELECTION.read_text())
+    doc["entries"][0]["winner"]["variant"] = "attention__wg999_nope"
+    bad = tmp_path / "selection.json"
+    bad.write_text(json.dumps(doc))
+    ks = [k for k in vh.specs() if k.name == doc["entries"][0]["kernel"]]
+    with pytest.raises(WgslgenError, match=r"names unknown winner variant 'attention__wg999_nope'"):
+        vplan.plan_vendor(ks, bad, [], strict=True)
+    doc["generator"] = "wgslgen 0.0.1"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(WgslgenError, match=r"written by wgslgen 0\.0\.1"):
+        vplan.plan_vendor(ks, bad, [])
+
+
+def test_a_variant_failing_validation_is_not_vendored(monkeypatch, tmp_path):
+    real = vplan._validate
+    ks = [k for k in vh.specs() if k.name == "attention_bwd_dkv"]
+    winner = "attention_bwd_dkv__wg256_spf16"
+
+    def failing(renderings, engines):  # inject a compiler rejection of the tuned winner
+        out = real(renderings, engines)
+        if winner in out:
+            out[winner] = (False, "naga: injected failure", set())
+        return out
+
+    monkeypatch.setattr(vplan, "_validate", failing)
+    plan = vplan.plan_vendor(ks, vh.SELECTION, [])
+    assert (winner, "naga: injected failure") in plan.excluded
+    assert winner not in plan.manifest["variants"]
+    assert {"variant": winner, "reason": "naga: injected failure"} in plan.manifest["excluded"]
+
+
+def test_compat_device_gets_a_variant_or_a_clear_no_viable(vendored):
+    _, plan, _ = vendored
+    compat = conformance.facts("compat")
+    for spec in vh.specs():
+        shape = conformance.small_shape(spec)
+        try:
+            p = rt.select(plan.manifest, spec.name, compat, shape)
+        except rt.NoViable as exc:
+            assert exc.rejected, spec.name
+            for variant, why in exc.rejected:  # every candidate named with the limit at fault
+                assert variant in str(exc) and ("needs max" in why or "needs feature" in why)
+        else:
+            v = plan.manifest["variants"][p.variant]
+            assert not v["features"] and not rt.why_not(v, compat, shape)
+
+
+def test_swiftshader_like_adapter_falls_back_from_f16(vendored):
+    _, plan, cases = vendored
+    for case in cases["selector"]:
+        if case["adapter"] == "swiftshader" and case["expect"]:
+            v = plan.manifest["variants"][case["expect"]]
+            assert "shader-f16" not in v["features"]
+            assert v["params"].get("storage") in ("f32", "pf16", None)
+
+
+def test_python_client_in_a_fresh_interpreter(vendored, tmp_path):
+    out, plan, _cases = vendored
+    script = ROOT / "tests" / "vendor_clients" / "python_client.py"
+    proc = subprocess.run(
+        [sys.executable, "-I", str(script), str(out), str(out.parent / "cases.json")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [json.loads(x) for x in proc.stdout.splitlines()]
+    results, footer = lines[:-1], lines[-1]
+    assert not footer["wgslgen_imported"]
+    assert {r["variant"] for r in results} == set(plan.manifest["variants"])
+    assert [r for r in results if not r["ok"]] == []

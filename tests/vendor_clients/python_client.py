@@ -1,0 +1,46 @@
+"""Run every conformance case through a vendored package, as a consuming project would.
+
+Usage: python python_client.py PACKAGE_DIR CASES_JSON  (prints one JSON line per case).
+Runs in a fresh interpreter with only the vendored package's parent folder on sys.path.
+"""
+
+import base64
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import wgpu
+
+pkg_dir, cases_path = Path(sys.argv[1]), Path(sys.argv[2])
+sys.path.insert(0, str(pkg_dir.parent))
+kernels = importlib.import_module(pkg_dir.name)
+cases = json.loads(cases_path.read_text())
+adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+DTYPES = {"f32": np.float32, "f16": np.float16, "pf16": np.float16, "u32": np.uint32}
+
+for case in cases["runs"]:
+    plan = kernels.plan_for(case["variant"], case["shape"])
+    features, limits = kernels.required(plan)
+    device = adapter.request_device_sync(required_features=features, required_limits=limits)
+    usage = wgpu.BufferUsage
+    buffers = {}
+    for name, size in plan.buffer_sizes.items():
+        if name in case["inputs"]:
+            data = base64.b64decode(case["inputs"][name])
+            buffers[name] = device.create_buffer_with_data(data=data, usage=usage.STORAGE)
+        elif name in case["outputs"]:
+            buffers[name] = device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC)
+    kernels.run(device, plan, buffers)
+    result = {"variant": case["variant"], "ok": True, "errors": {}}
+    for name, want in case["outputs"].items():
+        raw = device.queue.read_buffer(buffers[name])
+        got = np.frombuffer(raw, dtype=DTYPES[want["encoding"]])[: len(want["values"])]
+        w = np.asarray(want["values"])
+        bad = ~(np.abs(got.astype(np.float64) - w) <= want["atol"] + want["rtol"] * np.abs(w))
+        if bad.any():
+            result["ok"] = False
+            result["errors"][name] = f"{int(bad.sum())}/{w.size} off"
+    print(json.dumps(result), flush=True)
+print(json.dumps({"wgslgen_imported": "wgslgen" in sys.modules, "adapter": adapter.info["device"]}))

@@ -1,0 +1,101 @@
+"""`wgslgen vendor`: the tuned variants, a manifest and bindings, for another project."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from wgslgen.cli.output import add_common_options, console, emit_json
+from wgslgen.errors import WgslgenError
+
+DEFAULT_SELECTION = Path("tuning/selection.json")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``vendor`` command."""
+    p = sub.add_parser("vendor", help="vendor tuned variants + manifest + bindings into a folder")
+    add_common_options(p)
+    p.add_argument("--out", type=Path, help="the folder to write (your project's)")
+    p.add_argument(
+        "--selection",
+        type=Path,
+        help="tuning selection file (default: tuning/selection.json when it exists)",
+    )
+    p.add_argument("--lang", default="", help="bindings to write: rust,ts,py (comma-separated)")
+    p.add_argument("--engine", action="append", help="validation engines (default: all found)")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail when the selection names a variant the templates no longer have",
+    )
+    p.add_argument(
+        "--check",
+        type=Path,
+        metavar="DIR",
+        help="write nothing; exit 1 naming every file of DIR that is hand-edited or stale",
+    )
+    p.set_defaults(run=run)
+
+
+def _inputs(args: argparse.Namespace) -> dict:
+    selection = args.selection
+    if selection is None and DEFAULT_SELECTION.is_file():
+        selection = DEFAULT_SELECTION
+    return {
+        "kernels": sorted(args.kernel or []),
+        "selection": selection.as_posix() if selection else None,
+        "langs": sorted({x.strip() for x in args.lang.split(",") if x.strip()}),
+        "templates": [str(t) for t in args.templates or []],
+        "strict": bool(args.strict),
+    }
+
+
+def _plan(inputs: dict, engines: list[str] | None):
+    from wgslgen.spec.loader import discover, select
+    from wgslgen.vendor.plan import plan_vendor
+
+    kernels = [k for k in select(discover(inputs["templates"] or None), inputs["kernels"])]
+    kernels = [k for k in kernels if not k.plain and k.problem is not None]
+    sel = Path(inputs["selection"]) if inputs["selection"] else None
+    if sel is not None and not sel.is_file():
+        raise WgslgenError(f"--selection {sel}: no such file")
+    strict = bool(inputs.get("strict"))
+    return plan_vendor(kernels, sel, inputs["langs"], engines, inputs=inputs, strict=strict)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Vendor into --out, or check a vendored folder."""
+    from wgslgen.spec.loader import DEFAULT_TEMPLATES
+    from wgslgen.vendor import folder
+
+    if args.check is not None:
+        old = folder.read_manifest(args.check)
+        findings = folder.check(_plan(old.get("inputs", {}), args.engine), args.check, old)
+        if args.json:
+            emit_json({"clean": not findings, "findings": [f.__dict__ for f in findings]})
+        for f in findings if not args.json else []:
+            console.print(f"{args.check / f.path}: {f.kind}: {f.detail}")
+        if not findings and not args.json:
+            console.print(f"{args.check} is up to date")
+        return 1 if findings else 0
+    if args.out is None:
+        raise WgslgenError("wgslgen vendor: give --out DIR (or --check DIR)")
+    roots = [DEFAULT_TEMPLATES, DEFAULT_TEMPLATES.parent / "generated", Path("generated")]
+    folder.refuse_inside(args.out, roots + [Path(t) for t in args.templates or []])
+    plan = _plan(_inputs(args), args.engine)
+    changed = folder.write(plan, args.out)
+    if args.json:
+        emit_json({"out": str(args.out), "changed": changed, "manifest": plan.manifest})
+        return 0
+    kernels = plan.manifest["kernels"]
+    for name, k in kernels.items():
+        console.print(
+            f"{name}: {len(k['variants'])} variant(s), {len(k['selection']['rules'])} rule(s), "
+            f"fallback {k['selection']['portable_fallback']}"
+        )
+    for v, why in plan.excluded:
+        console.print(f"[yellow]not vendored[/]: {v}: {why}")
+    for w in plan.manifest["warnings"]:
+        console.print(f"[yellow]warning[/]: {w}")
+    console.print(f"{args.out}: {len(plan.files)} files, {len(changed)} changed")
+    return 0

@@ -1,0 +1,99 @@
+"""Writing a vendored folder safely, and `--check`: hand-edited or stale, file by file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wgslgen.atomic import atomic_write_bytes
+from wgslgen.errors import WgslgenError
+from wgslgen.vendor.plan import MANIFEST, VendorPlan
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One file of a vendored folder that is not what `wgslgen vendor` would write now."""
+
+    path: str
+    kind: str  # "hand-edited", "stale", "missing" or "removed"
+    detail: str
+
+
+def refuse_inside(out: Path, forbidden: list[Path]) -> None:
+    """Refuse an output folder inside the templates or generated/ (wgslgen's own trees)."""
+    target = out.resolve()
+    for root in forbidden:
+        root = root.resolve()
+        if target == root or root in target.parents:
+            raise WgslgenError(
+                f"--out {out}: inside {root}, which wgslgen owns; vendor into your project"
+            )
+
+
+def read_manifest(out: Path) -> dict[str, Any]:
+    """The manifest of a folder `wgslgen vendor` wrote; a clear error for any other folder."""
+    path = out / MANIFEST
+    if not path.is_file():
+        raise WgslgenError(
+            f"{out}: not a vendored folder (no {MANIFEST}); run `wgslgen vendor --out {out}` first"
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise WgslgenError(f"{path}: not valid JSON ({exc}); re-vendor the folder") from None
+    if not isinstance(data, dict) or "schema_version" not in data or "files" not in data:
+        raise WgslgenError(f"{path}: not a manifest written by `wgslgen vendor`")
+    return data
+
+
+def write(plan: VendorPlan, out: Path) -> list[str]:
+    """Write the plan's files (each atomically; manifest last); remove only files the old
+    manifest listed that the new one does not. Returns the paths that changed."""
+    old: dict[str, str] = {}
+    if (out / MANIFEST).is_file():
+        old = read_manifest(out)["files"]
+    elif out.is_dir() and any(out.iterdir()):
+        raise WgslgenError(
+            f"--out {out}: the folder has files and no {MANIFEST}; refusing to mix "
+            "vendored files with yours (choose an empty or new folder)"
+        )
+    changed = []
+    for rel in sorted(plan.files, key=lambda p: p == MANIFEST):
+        path = out / rel
+        data = plan.files[rel]
+        if not path.is_file() or path.read_bytes() != data:
+            atomic_write_bytes(path, data)
+            changed.append(rel)
+    for rel in sorted(set(old) - set(plan.files)):
+        path = out / rel
+        if path.is_file():
+            path.unlink()
+            changed.append(rel)
+    return changed
+
+
+def check(plan: VendorPlan, out: Path, old: dict[str, Any]) -> list[Finding]:
+    """Every file that differs from ``plan``, saying whether it was edited by hand or is stale."""
+    recorded: dict[str, str] = old.get("files", {})
+    findings = []
+    for rel, data in sorted(plan.files.items()):
+        path = out / rel
+        if not path.is_file():
+            findings.append(Finding(rel, "missing", "not on disk"))
+            continue
+        have = path.read_bytes()
+        if have == data:
+            continue
+        sha = hashlib.sha256(have).hexdigest()
+        if rel != MANIFEST and rel in recorded and sha != recorded[rel]:
+            findings.append(Finding(rel, "hand-edited", "its sha256 differs from the manifest's"))
+        else:
+            findings.append(
+                Finding(rel, "stale", "the templates, selection or generator changed since")
+            )
+    for rel in sorted(set(recorded) - set(plan.files)):
+        findings.append(Finding(rel, "removed", "vendored before, no longer generated"))
+    return findings

@@ -1,0 +1,110 @@
+"""The Python binding: the vendored folder is itself a package over wgpu-py."""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+_INIT = '''"""Vendored WGSL kernels: {generator}, ABI {abi}. Generated: do not edit.
+
+    import {{this package}} as kernels
+    plan = kernels.select(adapter, "{example}", kernels.{example_cls}(...))
+    kernels.run(device, plan, {{"binding name": gpu_buffer, ...}})
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, is_dataclass
+from importlib import resources
+from typing import Any
+
+from ._runtime import AdapterFacts, NoViable, Plan, facts_from_wgpu
+from . import _runtime
+
+__all__ = ["AdapterFacts", "NoViable", "Plan", "MANIFEST", "select", "run", "pack_uniform",
+           "shader_source", "facts_from_wgpu", "plan_for", "required", {classes}]
+
+MANIFEST: dict[str, Any] = json.loads(
+    resources.files(__name__).joinpath("manifest.json").read_text(encoding="utf-8")
+)
+ABI_VERSION = "{abi}"
+{dataclasses}
+
+def _shape(shape: Any) -> dict[str, int]:
+    return asdict(shape) if is_dataclass(shape) else dict(shape)
+
+
+def _facts(adapter: Any) -> AdapterFacts:
+    return adapter if isinstance(adapter, AdapterFacts) else facts_from_wgpu(adapter)
+
+
+def select(adapter: Any, kernel: str, shape: Any) -> Plan:
+    """The plan for ``kernel`` at ``shape`` on a wgpu-py adapter (or AdapterFacts)."""
+    return _runtime.select(MANIFEST, kernel, _facts(adapter), _shape(shape))
+
+
+def plan_for(variant: str, shape: Any) -> Plan:
+    """The plan of a named variant at ``shape``, bypassing the selector."""
+    return _runtime.plan_for(MANIFEST, variant, _shape(shape))
+
+
+def pack_uniform(variant: str, shape: Any) -> bytes:
+    """The uniform bytes of ``variant`` at ``shape``."""
+    v = MANIFEST["variants"][variant]
+    return _runtime.pack_uniform(v, _runtime.problem_scope(v, _shape(shape)))
+
+
+def shader_source(variant: str, family: str = "naga") -> str:
+    """The WGSL of ``variant`` for a compiler family (wgpu-native reads naga's)."""
+    files = MANIFEST["variants"][variant]["files"]
+    path = files.get(family) or files["any"]
+    return resources.files(__name__).joinpath(path).read_text(encoding="utf-8")
+
+
+def required(plan: Plan) -> tuple[list[str], dict[str, int]]:
+    """Features and limits (wgpu-py names) to request for ``plan``'s variant."""
+    v = MANIFEST["variants"][plan.variant]
+    kebab = {{k: "".join("-" + c.lower() if c.isupper() else c for c in k) for k in v["limits"]}}
+    return list(v["features"]), {{
+        kebab[k]: n for k, n in v["limits"].items() if n > _runtime.WEBGPU_DEFAULTS.get(k, 0)
+    }}
+
+
+def run(device: Any, plan: Plan, buffers: Mapping[str, Any]) -> None:
+    """Create the pipelines and encode every pass of ``plan`` (uniform/scratch made if absent)."""
+    v = MANIFEST["variants"][plan.variant]
+    _runtime.run(device, v, plan, buffers, shader_source(plan.variant))
+'''
+
+
+def _class_name(kernel: str) -> str:
+    return "".join(p.capitalize() for p in kernel.split("_")) + "Shape"
+
+
+def python_files(manifest: dict[str, Any]) -> dict[str, bytes]:
+    """``__init__.py`` and ``_runtime.py`` of the vendored package."""
+    classes, blocks = [], []
+    for kernel, k in sorted(manifest["kernels"].items()):
+        cls = _class_name(kernel)
+        classes.append(f'"{cls}"')
+        fields = "\n".join(f"    {s}: int" for s in k["sizes"]) or "    pass"
+        blocks.append(
+            f'\n\n@dataclass(frozen=True)\nclass {cls}:\n    """Problem sizes of {kernel}."""'
+            f"\n\n{fields}\n"
+        )
+    example = sorted(manifest["kernels"])[0]
+    init = _INIT.format(
+        generator=manifest["generator"],
+        abi=manifest["abi_version"],
+        example=example,
+        example_cls=_class_name(example),
+        classes=", ".join(classes),
+        dataclasses="".join(blocks),
+    )
+    runtime = resources.files("wgslgen.vendor.runtime").joinpath("wgslgen_runtime.py")
+    return {
+        "__init__.py": init.encode(),
+        "_runtime.py": runtime.read_bytes(),
+    }

@@ -1,0 +1,285 @@
+"""Runtime of a folder vendored by `wgslgen vendor` (copied verbatim as ``_runtime.py``).
+
+Standard library only (wgpu-py is needed by ``run`` alone). The selector here is the
+reference implementation: the Rust and TypeScript bindings behave the same way, and the
+shared conformance cases check that they do.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+_FOLD = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a // b, "mod": lambda a, b: a % b,
+    "ceil_div": lambda a, b: -(-a // b),
+    "lt": lambda a, b: int(a < b), "le": lambda a, b: int(a <= b),
+    "gt": lambda a, b: int(a > b), "ge": lambda a, b: int(a >= b),
+    "eq": lambda a, b: int(a == b), "ne": lambda a, b: int(a != b),
+}  # fmt: skip
+
+
+def evaluate(tree: Mapping[str, Any], scope: Mapping[str, int]) -> int:
+    """The integer value of an expression tree."""
+    op = tree["op"]
+    if op == "const":
+        return int(tree["value"])
+    if op == "var":
+        return int(scope[tree["name"]])
+    args = tree["args"]
+    if op == "select":
+        return evaluate(args[1] if evaluate(args[0], scope) else args[2], scope)
+    if op == "and":
+        return int(bool(evaluate(args[0], scope)) and bool(evaluate(args[1], scope)))
+    if op == "or":
+        return int(bool(evaluate(args[0], scope)) or bool(evaluate(args[1], scope)))
+    if op == "not":
+        return int(not evaluate(args[0], scope))
+    values = [evaluate(a, scope) for a in args]
+    if op == "min":
+        return min(values)
+    if op == "max":
+        return max(values)
+    return _FOLD[op](*values)
+
+
+# WebGPU's default limits that a vendored variant may need more of (camelCase).
+WEBGPU_DEFAULTS = {
+    "maxComputeWorkgroupStorageSize": 16384, "maxComputeInvocationsPerWorkgroup": 256,
+    "maxComputeWorkgroupSizeX": 256, "maxComputeWorkgroupSizeY": 256,
+    "maxComputeWorkgroupSizeZ": 64, "maxStorageBuffersPerShaderStage": 8,
+    "maxUniformBuffersPerShaderStage": 12, "maxUniformBufferBindingSize": 65536,
+    "maxBindGroups": 4, "maxStorageBufferBindingSize": 134217728,
+    "maxBufferSize": 268435456, "maxComputeWorkgroupsPerDimension": 65535,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AdapterFacts:
+    """What the selector knows of an adapter: identity, optional features, limits (camelCase)."""
+
+    vendor: str = ""
+    architecture: str = ""
+    device: str = ""
+    backend: str = ""
+    features: frozenset[str] = frozenset()
+    limits: Mapping[str, int] = field(default_factory=dict)
+
+
+def _camel(kebab: str) -> str:
+    head, *rest = kebab.split("-")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def facts_from_wgpu(adapter: Any) -> AdapterFacts:
+    """AdapterFacts of a wgpu-py adapter."""
+    info = adapter.info
+    return AdapterFacts(
+        vendor=str(info.get("vendor", "")),
+        architecture=str(info.get("architecture", "")),
+        device=str(info.get("device", "")),
+        backend=str(info.get("backend_type", "")),
+        features=frozenset(str(f) for f in adapter.features),
+        limits={_camel(k): int(v) for k, v in adapter.limits.items() if isinstance(v, int)},
+    )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to run: the variant, every pass's workgroup counts, buffer sizes, uniform bytes."""
+
+    kernel: str
+    variant: str
+    scope: Mapping[str, int]
+    dispatch: tuple[tuple[str, tuple[int, int, int]], ...]
+    buffer_sizes: Mapping[str, int]  # bytes per binding name (uniform included)
+    scratch_sizes: Mapping[str, int]
+    uniform: bytes
+    rejected: tuple[tuple[str, str], ...]  # (variant, why) tried before this one
+
+
+class NoViable(Exception):
+    """No vendored variant of a kernel can run on this adapter at this shape."""
+
+    def __init__(self, kernel: str, shape: Mapping[str, int], rejected: list[tuple[str, str]]):
+        self.kernel, self.shape, self.rejected = kernel, dict(shape), rejected
+        why = "; ".join(f"{v}: {r}" for v, r in rejected)
+        super().__init__(f"no viable variant of {kernel} for {dict(shape)}: {why}")
+
+
+def problem_scope(variant: Mapping[str, Any], shape: Mapping[str, int]) -> dict[str, int]:
+    """The sizes and the derived values, in order."""
+    missing = [s for s in variant["sizes"] if s not in shape]
+    if missing:
+        raise ValueError(f"{variant['name']}: shape lacks {', '.join(missing)}")
+    scope = {s: int(shape[s]) for s in variant["sizes"]}
+    for d in variant["derived"]:
+        scope[d["name"]] = evaluate(d["expr"], scope)
+    return scope
+
+
+def pack_uniform(variant: Mapping[str, Any], scope: Mapping[str, int]) -> bytes:
+    """The uniform's bytes (little-endian, padding zero); b'' when the variant has none."""
+    u = variant["uniform"]
+    if u is None:
+        return b""
+    out = bytearray(u["size"])
+    fmt = {"u32": "<I", "i32": "<i", "f32": "<f"}
+    for f in u["fields"]:
+        if not f["padding"]:
+            value = evaluate(f["value"], scope)
+            struct.pack_into(
+                fmt[f["type"]], out, f["offset"], float(value) if f["type"] == "f32" else value
+            )
+    return bytes(out)
+
+
+def why_not(variant: Mapping[str, Any], facts: AdapterFacts, shape: Mapping[str, int]) -> list[str]:
+    """Every reason ``variant`` cannot run on ``facts`` at ``shape`` (empty: it can)."""
+    out = [f"needs feature {f}" for f in variant["features"] if f not in facts.features]
+    for name, need in sorted(variant["limits"].items()):
+        have = facts.limits.get(name)
+        if have is not None and need > have:
+            out.append(f"needs {name} {need} > {have}")
+    if out:
+        return out
+    scope = problem_scope(variant, shape)
+    for p in variant["preconditions"]:
+        if not evaluate(p["expr"], scope):
+            out.append(f"precondition {p['text']!r} fails")
+    if out:
+        return out
+    most = facts.limits.get("maxComputeWorkgroupsPerDimension")
+    for p in variant["passes"]:
+        for axis, d in zip("xyz", p["dispatch"], strict=True):
+            n = evaluate(d, scope)
+            if most is not None and n > most:
+                what = f"{p['entry_point']} dispatch {axis} {n}"
+                out.append(f"{what} > maxComputeWorkgroupsPerDimension {most}")
+    for b in variant["bindings"]:
+        size = evaluate(b["min_binding_size"], scope)
+        for limit in ("maxStorageBufferBindingSize", "maxBufferSize"):
+            have = facts.limits.get(limit)
+            if b["kind"] == "storage" and have is not None and size > have:
+                out.append(f"{b['name']} needs {size} B > {limit} {have}")
+    return out
+
+
+def _rule_applies(rule: Mapping[str, Any], facts: AdapterFacts, shape: Mapping[str, int]) -> bool:
+    for key, want in rule["match"].items():
+        if want is not None and str(getattr(facts, key)).lower() != want.lower():
+            return False
+    for size, b in rule["shape"].items():
+        v = int(shape[size])
+        if (b["min"] is not None and v < b["min"]) or (b["max"] is not None and v >= b["max"]):
+            return False
+    return True
+
+
+def candidates(
+    manifest: Mapping[str, Any], kernel: str, facts: AdapterFacts, shape: Mapping[str, int]
+) -> list[str]:
+    """The chain to try: the first matching rule's, the default chain, the portable fallback."""
+    sel = manifest["kernels"][kernel]["selection"]
+    chain: list[str] = []
+    for rule in sel["rules"]:
+        if _rule_applies(rule, facts, shape):
+            chain += [c["variant"] for c in rule["chain"]]
+            break
+    chain += sel["default_chain"] + [sel["portable_fallback"]]
+    return list(dict.fromkeys(chain))
+
+
+def select(
+    manifest: Mapping[str, Any], kernel: str, facts: AdapterFacts, shape: Mapping[str, int]
+) -> Plan:
+    """The first viable candidate's plan; NoViable names why each candidate was dropped."""
+    if kernel not in manifest["kernels"]:
+        raise KeyError(
+            f"no vendored kernel {kernel!r}; vendored: {', '.join(sorted(manifest['kernels']))}"
+        )
+    rejected: list[tuple[str, str]] = []
+    for name in candidates(manifest, kernel, facts, shape):
+        variant = manifest["variants"][name]
+        reasons = why_not(variant, facts, shape)
+        if reasons:
+            rejected.append((name, "; ".join(reasons)))
+            continue
+        return plan_for(manifest, name, shape, tuple(rejected))
+    raise NoViable(kernel, shape, rejected)
+
+
+def plan_for(
+    manifest: Mapping[str, Any], name: str, shape: Mapping[str, int], rejected: tuple = ()
+) -> Plan:
+    """The plan of one named variant at ``shape`` (no selection; preconditions not checked)."""
+    variant = manifest["variants"][name]
+    scope = problem_scope(variant, shape)
+    sizes = {b["name"]: evaluate(b["min_binding_size"], scope) for b in variant["bindings"]}
+    dispatch = tuple(
+        (p["entry_point"], tuple(evaluate(d, scope) for d in p["dispatch"]))
+        for p in variant["passes"]
+    )
+    scratch = {s["binding"]: evaluate(s["size"], scope) for s in variant["scratch"]}
+    uniform = pack_uniform(variant, scope)
+    return Plan(variant["kernel"], name, scope, dispatch, sizes, scratch, uniform, rejected)  # type: ignore[arg-type]
+
+
+def run(
+    device: Any, variant: Mapping[str, Any], plan: Plan, buffers: Mapping[str, Any], source: str
+) -> None:
+    """Encode and submit every pass of ``plan`` on a wgpu-py device (one compute pass).
+
+    ``buffers`` maps binding names to GPUBuffers; the uniform and scratch buffers are created
+    here when missing. The passes share one explicit bind group layout per group.
+    """
+    import wgpu
+
+    usage = wgpu.BufferUsage
+    buffers = dict(buffers)
+    for b in variant["bindings"]:
+        if b["name"] in buffers:
+            continue
+        if b["kind"] == "uniform":
+            buffers[b["name"]] = device.create_buffer_with_data(
+                data=plan.uniform, usage=usage.UNIFORM
+            )
+        elif b["scratch"]:
+            buffers[b["name"]] = device.create_buffer(
+                size=plan.buffer_sizes[b["name"]], usage=usage.STORAGE
+            )
+        else:
+            raise ValueError(f"{plan.variant}: no buffer for binding {b['name']!r}")
+    groups = sorted({b["group"] for b in variant["bindings"]})
+    layouts, bind_groups = [], []
+    for g in groups:
+        mine = [b for b in variant["bindings"] if b["group"] == g]
+        kinds = {"uniform": "uniform", "read": "read-only-storage", "read_write": "storage"}
+        entries = [
+            {"binding": b["binding"], "visibility": wgpu.ShaderStage.COMPUTE,
+             "buffer": {"type": kinds["uniform" if b["kind"] == "uniform" else b["access"]]}}
+            for b in mine
+        ]  # fmt: skip
+        layout = device.create_bind_group_layout(entries=entries)
+        layouts.append(layout)
+        resources = [
+            {"binding": b["binding"], "resource": {"buffer": buffers[b["name"]]}} for b in mine
+        ]
+        bind_groups.append(device.create_bind_group(layout=layout, entries=resources))
+    pipeline_layout = device.create_pipeline_layout(bind_group_layouts=layouts)
+    module = device.create_shader_module(code=source)
+    encoder = device.create_command_encoder()
+    cpass = encoder.begin_compute_pass()
+    for entry, (x, y, z) in plan.dispatch:
+        pipeline = device.create_compute_pipeline(
+            layout=pipeline_layout, compute={"module": module, "entry_point": entry}
+        )
+        cpass.set_pipeline(pipeline)
+        for i, bg in zip(groups, bind_groups, strict=True):
+            cpass.set_bind_group(i, bg)
+        cpass.dispatch_workgroups(x, y, z)
+    cpass.end()
+    device.queue.submit([encoder.finish()])
