@@ -50,27 +50,13 @@ def _inputs(args: argparse.Namespace) -> dict:
     }
 
 
-def _plan(inputs: dict, engines: list[str] | None):
-    from wgslgen.spec.loader import discover, select
-    from wgslgen.vendor.plan import plan_vendor
-
-    kernels = [k for k in select(discover(inputs["templates"] or None), inputs["kernels"])]
-    kernels = [k for k in kernels if not k.plain and k.problem is not None]
-    sel = Path(inputs["selection"]) if inputs["selection"] else None
-    if sel is not None and not sel.is_file():
-        raise WgslgenError(f"--selection {sel}: no such file")
-    strict = bool(inputs.get("strict"))
-    return plan_vendor(kernels, sel, inputs["langs"], engines, inputs=inputs, strict=strict)
-
-
 def run(args: argparse.Namespace) -> int:
     """Vendor into --out, or check a vendored folder."""
     from wgslgen.spec.loader import DEFAULT_TEMPLATES
     from wgslgen.vendor import folder
 
     if args.check is not None:
-        old = folder.read_manifest(args.check)
-        findings = folder.check(_plan(old.get("inputs", {}), args.engine), args.check, old)
+        findings = folder.check_folder(args.check, args.engine)
         if args.json:
             emit_json({"clean": not findings, "findings": [f.__dict__ for f in findings]})
         for f in findings if not args.json else []:
@@ -82,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise WgslgenError("wgslgen vendor: give --out DIR (or --check DIR)")
     roots = [DEFAULT_TEMPLATES, DEFAULT_TEMPLATES.parent / "generated", Path("generated")]
     folder.refuse_inside(args.out, roots + [Path(t) for t in args.templates or []])
-    plan = _plan(_inputs(args), args.engine)
+    plan = folder.regenerate(_inputs(args), args.engine)
     changed = folder.write(plan, args.out)
     if args.json:
         emit_json({"out": str(args.out), "changed": changed, "manifest": plan.manifest})

@@ -97,3 +97,24 @@ def check(plan: VendorPlan, out: Path, old: dict[str, Any]) -> list[Finding]:
     for rel in sorted(set(recorded) - set(plan.files)):
         findings.append(Finding(rel, "removed", "vendored before, no longer generated"))
     return findings
+
+
+def regenerate(inputs: dict[str, Any], engines: list[str] | None = None) -> VendorPlan:
+    """The plan `wgslgen vendor` makes from the inputs a manifest recorded."""
+    from wgslgen.spec.loader import discover, select
+    from wgslgen.vendor.plan import plan_vendor
+
+    kernels = select(discover(inputs.get("templates") or None), inputs.get("kernels") or [])
+    kernels = [k for k in kernels if not k.plain and k.problem is not None]
+    sel = Path(inputs["selection"]) if inputs.get("selection") else None
+    if sel is not None and not sel.is_file():
+        raise WgslgenError(f"--selection {sel}: no such file")
+    strict = bool(inputs.get("strict"))
+    langs = inputs.get("langs") or []
+    return plan_vendor(kernels, sel, langs, engines, inputs=inputs, strict=strict)
+
+
+def check_folder(out: Path, engines: list[str] | None = None) -> list[Finding]:
+    """`wgslgen vendor --check DIR`: every file that is hand-edited, stale, missing or removed."""
+    old = read_manifest(out)
+    return check(regenerate(old.get("inputs", {}), engines), out, old)

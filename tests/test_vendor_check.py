@@ -1,0 +1,46 @@
+"""`wgslgen vendor --check`: clean after vendoring, hand-edited after an edit, stale after a
+template change; the pre-commit hook definition."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from tests import vendor_helpers as vh
+from tests.conftest import ROOT, TEMPLATES
+from wgslgen.vendor import folder
+
+
+def _kernel_copy(tmp_path: Path) -> Path:
+    dest = tmp_path / "templates"
+    shutil.copytree(TEMPLATES / "_lib", dest / "_lib")
+    shutil.copytree(TEMPLATES / "attention_bwd_dkv", dest / "attention_bwd_dkv")
+    return dest
+
+
+def test_check_clean_then_hand_edited_then_stale(tmp_path):
+    templates = _kernel_copy(tmp_path)
+    out = tmp_path / "vendored"
+    plan = vh.vendor(out, langs=["py"], selection=None, templates=[templates])
+    assert folder.check_folder(out) == []
+
+    shader = next(p for p in plan.manifest["files"] if p.startswith("shaders/"))
+    text = (out / shader).read_text()
+    (out / shader).write_text(text.replace("do not edit", "do not edi7", 1))
+    findings = folder.check_folder(out)
+    assert [(f.path, f.kind) for f in findings] == [(shader, "hand-edited")]
+
+    (out / shader).write_text(text)  # undo, then change the template
+    j2 = templates / "attention_bwd_dkv" / "attention_bwd_dkv.wgsl.j2"
+    j2.write_text(j2.read_text() + "// a template edit\n")
+    kinds = {f.path: f.kind for f in folder.check_folder(out)}
+    assert kinds[shader] == "stale" and kinds["manifest.json"] == "stale"
+    assert set(kinds.values()) == {"stale"}
+
+
+def test_pre_commit_hook_runs_vendor_check():
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    hook = next(h for h in hooks if h["id"] == "wgslgen-vendor-check")
+    assert hook["entry"] == "wgslgen vendor --check" and hook["pass_filenames"] is False
