@@ -67,7 +67,7 @@ def rec(
 def test_canonical_shape():
     assert canonical_shape({"n": 4, "d": 256}) == "d=256,n=4"
     assert canonical_shape("n=4,d=256") == "d=256,n=4"
-    with pytest.raises(ValueError):
+    with pytest.raises(WgslgenError, match="'n4' is not key=value"):
         canonical_shape("n4")
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from wgslgen.atomic import atomic_write_text
 from wgslgen.errors import WgslgenError
+from wgslgen.spec.kernel import format_shape, parse_shape
 from wgslgen.tune.bench import Measurement
 
 try:
@@ -25,13 +26,8 @@ SELECTION_FORMAT = 1
 
 
 def canonical_shape(shape: Mapping[str, object] | str) -> str:
-    """The shape as 'k=v,k=v' sorted by key, from a mapping or a shape string in any order."""
-    if isinstance(shape, str):
-        items = [part.split("=", 1) for part in shape.split(",") if part]
-        if any(len(kv) != 2 for kv in items):
-            raise ValueError(f"shape {shape!r} is not of the form k=v,k=v")
-        return ",".join(f"{k}={v}" for k, v in sorted(items))
-    return ",".join(f"{k}={shape[k]}" for k in sorted(shape))
+    """The shape as 'k=v,k=v' sorted by key (spec.kernel's one parser and format)."""
+    return format_shape(parse_shape(shape) if isinstance(shape, str) else shape)
 
 
 def current_versions(naga: str = "") -> dict[str, str]:
