@@ -149,7 +149,7 @@ def why_not(variant: Mapping[str, Any], facts: AdapterFacts, shape: Mapping[str,
     scope = problem_scope(variant, shape)
     for p in variant["preconditions"]:
         if not evaluate(p["expr"], scope):
-            out.append(f"precondition {p['text']!r} fails")
+            out.append(f"precondition `{p['text']}` fails")
     if out:
         return out
     most = facts.limits.get("maxComputeWorkgroupsPerDimension")
