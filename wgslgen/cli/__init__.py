@@ -1,4 +1,10 @@
-"""The command line: a thin shell that parses, calls the API and prints."""
+# PYTHON_ARGCOMPLETE_OK  (argcomplete completes `wgslgen` only when this marker is here)
+"""The command line: a thin shell that parses, calls the API and prints.
+
+Defaults of path options (--templates, --out, --db, --selection) and of --profile/--adapter
+come from the project file found by wgslgen.config (``[tool.wgslgen]``), so a command typed in
+a project never writes into another project's folders.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +12,17 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from wgslgen import __version__
+from wgslgen.cli.examples import EXAMPLES
 from wgslgen.cli.output import print_error
+from wgslgen.config import Project, default_project, load_project
 from wgslgen.errors import WgslgenError
 
 # One module per command; each has register(subparsers) that sets `run` on its parser.
 COMMAND_MODULES = (
+    "cmd_init",
     "cmd_build",
     "cmd_list",
     "cmd_validate",
@@ -21,11 +31,12 @@ COMMAND_MODULES = (
     "cmd_tune",
     "cmd_db",
     "cmd_vendor",
+    "cmd_completion",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every command that is installed."""
+def build_parser(project: Project | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every command that is installed, defaults from ``project``."""
     parser = argparse.ArgumentParser(
         prog="wgslgen",
         description="Render, validate, test and tune families of WGSL compute kernels.",
@@ -41,13 +52,81 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    for name, command in sub.choices.items():
+        _finish_command(command, name, project or default_project())
     return parser
+
+
+def _finish_command(parser: argparse.ArgumentParser, name: str, project: Project) -> None:
+    """--debug after the command too, examples in --help, completers, project defaults."""
+    # SUPPRESS: an absent --debug here must not overwrite one given before the command.
+    parser.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks on errors"
+    )
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    if name in EXAMPLES and not parser.epilog:
+        parser.epilog = "examples:\n" + EXAMPLES[name]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, child in action.choices.items():
+                _finish_command(child, f"{name} {sub_name}", project)
+            continue
+        _add_completer(action)
+        value = _project_default(action, name, project)
+        if value is not None and not isinstance(action, argparse._AppendAction):
+            action.default = value
+
+
+# Which option of which command takes its default from which project setting.
+_PROJECT_DEFAULTS = {
+    "build": {"out": "output", "profile": "profile"},
+    "transpile": {"out": "transpiled"},
+    "validate": {"profile": "profile"},
+    "test": {"profile": "profile", "adapter": "adapter"},
+    "tune": {"db": "db", "selection": "selection", "profile": "profile", "adapter": "adapter"},
+    "db show": {"db": "db"},
+    "db merge": {"db": "db"},
+    "db prune": {"db": "db"},
+}
+
+
+def _project_default(action: argparse.Action, command: str, project: Project) -> Any:
+    setting = _PROJECT_DEFAULTS.get(command, {}).get(action.dest)
+    return None if setting is None else getattr(project, setting)
+
+
+def _fill_lists(args: argparse.Namespace, project: Project) -> None:
+    # Repeatable options start empty (argparse appends to a default), so fill them afterwards.
+    if getattr(args, "templates", "absent") is None:
+        args.templates = list(project.templates)
+    if getattr(args, "profile", "absent") is None and project.profile:
+        args.profile = [project.profile]
+
+
+def _add_completer(action: argparse.Action) -> None:
+    from wgslgen.cli import completion
+
+    if action.dest == "kernel":
+        action.completer = completion.kernel_names  # type: ignore[attr-defined]
+    elif action.dest == "set":
+        action.completer = completion.axis_values  # type: ignore[attr-defined]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``wgslgen`` console script."""
-    parser = build_parser()
+    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    try:
+        project = load_project()
+    except WgslgenError as exc:
+        print_error(str(exc))
+        if debug:
+            raise
+        return 2
+    parser = build_parser(project)
+    _autocomplete(parser)
     args = parser.parse_args(argv)
+    _fill_lists(args, project)
+    args.project = project
     try:
         return int(args.run(args) or 0)
     except WgslgenError as exc:
@@ -58,6 +137,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print_error("interrupted; everything already written is kept")
         return 130
+
+
+def _autocomplete(parser: argparse.ArgumentParser) -> None:
+    # Only when the shell asks (argcomplete sets _ARGCOMPLETE); then it prints and exits.
+    import os
+
+    if "_ARGCOMPLETE" in os.environ:
+        import argcomplete
+
+        argcomplete.autocomplete(parser)
 
 
 if __name__ == "__main__":

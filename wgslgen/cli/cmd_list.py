@@ -1,51 +1,61 @@
-"""`wgslgen list`: the kernels, their axes and how many variants each has."""
+"""`wgslgen list`: the kernels, where each comes from, their axes and variant counts."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from wgslgen.cli.output import add_common_options, console, emit_json, print_table
+from wgslgen.config import default_project, source_of
+from wgslgen.spec.kernel import KernelSpec
 from wgslgen.spec.loader import discover, select
+
+SCHEMA_VERSION = 1  # of `list --json` (docs/json-output.md)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``list`` command."""
-    p = sub.add_parser("list", help="list kernels, their axes and variant counts")
+    p = sub.add_parser("list", help="list kernels, where they come from, axes, variant counts")
     add_common_options(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print one row per kernel."""
+    project = getattr(args, "project", None) or default_project()
     kernels = select(discover(args.templates), args.kernel)
+    if args.json:
+        emit_json(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "project": str(project.file) if project.file else None,
+                "kernels": [_kernel_json(k, source_of(k.folder, project)) for k in kernels],
+            }
+        )
+        return 0
     rows = []
     for k in kernels:
         axes = (
             "  ".join(f"{a.name}({a.key})={{{','.join(map(str, a.values))}}}" for a in k.axes)
             or "(plain .wgsl)"
         )
-        rows.append((k.name, len(k.variants), axes, k.baseline.name))
-    if args.json:
-        emit_json(
-            [
-                {
-                    "kernel": k.name,
-                    "variants": len(k.variants),
-                    "baseline": k.baseline.name,
-                    "axes": [
-                        {
-                            "name": a.name,
-                            "key": a.key,
-                            "values": list(a.values),
-                            "baseline": a.baseline,
-                        }
-                        for a in k.axes
-                    ],
-                }
-                for k in kernels
-            ]
-        )
-        return 0
-    print_table("kernels", ["kernel", "variants", "axes", "baseline"], rows)
-    console.print(f"{sum(r[1] for r in rows)} variants in {len(rows)} kernel(s)")
+        rows.append((k.name, source_of(k.folder, project), len(k.variants), axes, k.baseline.name))
+    print_table("kernels", ["kernel", "source", "variants", "axes", "baseline"], rows)
+    where = f" (project {project.file})" if project.file else ""
+    console.print(f"{sum(r[2] for r in rows)} variants in {len(rows)} kernel(s){where}")
     return 0
+
+
+def _kernel_json(k: KernelSpec, source: str) -> dict[str, Any]:
+    return {
+        "kernel": k.name,
+        "source": source,
+        "folder": str(k.folder),
+        "description": k.description,
+        "variants": len(k.variants),
+        "baseline": k.baseline.name,
+        "axes": [
+            {"name": a.name, "key": a.key, "values": list(a.values), "baseline": a.baseline}
+            for a in k.axes
+        ],
+    }

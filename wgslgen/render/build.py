@@ -36,37 +36,41 @@ class Difference:
     path: str
 
 
-def apply_overrides(spec: KernelSpec, overrides: Mapping[str, str]) -> list[Variant]:
-    """The variants of ``spec`` whose axes match every ``--set axis=value`` (all when none)."""
+def apply_overrides(
+    spec: KernelSpec, overrides: Mapping[str, str | Sequence[str]]
+) -> list[Variant]:
+    """The variants whose axes take one of the ``--set axis=value`` values of every axis named
+    (several values of one axis select each of them); all variants when none."""
     if not overrides:
         return list(spec.variants)
-    wanted = {}
-    for name, text in overrides.items():
+    wanted: dict[str, list] = {}
+    for name, texts in overrides.items():
         axis = spec.axis(name)
-        matches = [v for v in axis.values if str(v) == text]
-        if not matches:
-            raise WgslgenError(
-                f"kernel {spec.name}: axis {axis.name} has no value {text!r}; "
-                f"values: {', '.join(map(str, axis.values))}"
-            )
-        wanted[axis.name] = matches[0]
-    chosen = [v for v in spec.variants if all(v.params[k] == x for k, x in wanted.items())]
+        for text in [texts] if isinstance(texts, str) else texts:
+            matches = [v for v in axis.values if str(v) == text]
+            if not matches:
+                raise WgslgenError(
+                    f"kernel {spec.name}: axis {axis.name} has no value {text!r}; "
+                    f"values: {', '.join(map(str, axis.values))}"
+                )
+            wanted.setdefault(axis.name, []).append(matches[0])  # name and key: one axis
+    chosen = [v for v in spec.variants if all(v.params[k] in x for k, x in wanted.items())]
     if not chosen:
         raise WgslgenError(
             f"kernel {spec.name}: no variant satisfies the constraints with "
-            + ", ".join(f"{k}={v}" for k, v in wanted.items())
+            + ", ".join(f"{k}={'|'.join(map(str, x))}" for k, x in wanted.items())
         )
     return chosen
 
 
-def parse_overrides(items: Sequence[str] | None) -> dict[str, str]:
-    """``["axis=value", ...]`` → dict; a malformed item is named."""
-    out = {}
+def parse_overrides(items: Sequence[str] | None) -> dict[str, list[str]]:
+    """``["axis=value", ...]`` → values by axis, repeats kept; a malformed item is named."""
+    out: dict[str, list[str]] = {}
     for item in items or []:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
             raise WgslgenError(f"--set {item!r}: expected axis=value")
-        out[name.strip()] = value.strip()
+        out.setdefault(name.strip(), []).append(value.strip())
     return out
 
 

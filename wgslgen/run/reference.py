@@ -161,7 +161,9 @@ def _user_frame(exc: BaseException, path: Path) -> str:
 
 def make_case(case: Case, ref: Reference, seed: int = 0) -> TestData:
     """Inputs, upload bytes and expected outputs of a case (a variant at a shape)."""
-    variant, counts, sizes = case.variant, case.counts, case.sizes
+    variant, counts = case.variant, case.counts
+    # The shape plus derived values (not the axes): a constant such as eps is written once.
+    sizes = {k: v for k, v in case.scope.items() if k not in variant.params}
     where = f"{ref.path}"
     raw = _call(ref.make_inputs, where, "make_inputs", dict(sizes), np.random.default_rng(seed))
     data: dict[str, bytes] = {}

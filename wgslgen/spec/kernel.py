@@ -227,7 +227,8 @@ class Variant:
                 + (f"has unknown {', '.join(extra)} " if extra else "")
                 + f"(sizes: {', '.join(problem.sizes)})"
             )
-        sizes = {k: int(shape[k]) for k in problem.sizes}
+        # A size is an integer; a float parameter (e.g. eps) stays a float.
+        sizes = {k: _size(shape[k]) for k in problem.sizes}
         scope: dict[str, Any] = {**self.params, **sizes}
         for name, expr in problem.derived:
             scope[name] = expr(scope)
@@ -300,18 +301,29 @@ def format_shape(shape: Mapping[str, Any]) -> str:
     return ",".join(f"{k}={shape[k]}" for k in sorted(shape))
 
 
-def parse_shape(text: str) -> dict[str, int]:
-    """Parse ``k=v,k=v`` into a shape; a malformed item is named."""
-    shape: dict[str, int] = {}
+def parse_shape(text: str) -> dict[str, int | float]:
+    """Parse ``k=v,k=v`` into a shape (integers, or floats like eps=1e-5); names a bad item."""
+    shape: dict[str, int | float] = {}
     for item in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise WgslgenError(f"shape item {item!r} is not key=value (in {text!r})")
         try:
-            shape[key.strip()] = int(value)
+            shape[key.strip()] = _number(value)
         except ValueError:
-            raise WgslgenError(f"shape item {item!r}: {value!r} is not an integer") from None
+            raise WgslgenError(f"shape item {item!r}: {value!r} is not a number") from None
     return shape
+
+
+def _size(value: Any) -> int | float:
+    return value if isinstance(value, float) else int(value)
+
+
+def _number(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
 
 
 def read_toml(path: Path) -> dict[str, Any]:

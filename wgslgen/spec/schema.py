@@ -267,15 +267,19 @@ def parse(raw: dict[str, Any], path: Path) -> KernelFile:
         raise to_error(exc, path) from None
 
 
-def to_error(exc: ValidationError, path: Path) -> WgslgenError:
-    """One line naming the file, the key and (for unknown keys) the valid ones."""
+def to_error(exc: ValidationError, path: Path, root: type[BaseModel] | None = None) -> WgslgenError:
+    """One line naming the file, the key and (for unknown keys) the valid ones.
+
+    ``root`` is the model validated (default KernelFile): it lists the valid keys.
+    """
     errors = exc.errors(include_url=False)
     extra = [e for e in errors if e["type"] == "extra_forbidden"]
     if extra:
         table = extra[0]["loc"][:-1]
         keys = [e["loc"][-1] for e in extra if e["loc"][:-1] == table]
         section = ".".join(str(p) for p in table if isinstance(p, str))
-        valid = sorted(_field_names(_model_at(section)))
+        model = tables(root).get(section, root or KernelFile)
+        valid = sorted(_field_names(model))
         return WgslgenError(
             f"{path}: unknown key(s) {', '.join(map(str, keys))} in [{section or 'top level'}]; "
             f"valid: {', '.join(valid)}"
@@ -330,10 +334,11 @@ def _field_names(model: type[BaseModel]) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items()]
 
 
-def tables() -> dict[str, type[BaseModel]]:
-    """Every table of kernel.toml by its dotted path ('' is the top level)."""
-    out: dict[str, type[BaseModel]] = {"": KernelFile}
-    todo = [("", KernelFile)]
+def tables(root: type[BaseModel] | None = None) -> dict[str, type[BaseModel]]:
+    """Every table of kernel.toml (or of ``root``) by its dotted path ('' is the top level)."""
+    root = root or KernelFile
+    out: dict[str, type[BaseModel]] = {"": root}
+    todo = [("", root)]
     while todo:
         prefix, model = todo.pop()
         for name, f in model.model_fields.items():
@@ -352,7 +357,3 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
         if (found := _model_in(arg)) is not None:
             return found
     return None
-
-
-def _model_at(section: str) -> type[BaseModel]:
-    return tables().get(section, KernelFile)
