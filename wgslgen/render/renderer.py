@@ -19,6 +19,13 @@ from wgslgen import __version__
 from wgslgen.check import wgsl
 from wgslgen.check.wgsl import WgslFacts
 from wgslgen.errors import WgslgenError
+from wgslgen.render.template_loader import (
+    ConfinedLoader,
+    TemplateRefused,
+    render_bounded,
+    template_relpath,
+)
+from wgslgen.spec.expressions import BoundedSandbox, BudgetExceeded
 from wgslgen.spec.kernel import KernelSpec, Variant
 from wgslgen.spec.loader import DEFAULT_TEMPLATES
 
@@ -54,20 +61,6 @@ class RenderedVariant:
         return ("<generated>", 0)
 
 
-class _MarkingLoader(jinja2.FileSystemLoader):
-    """Appends an invisible line marker to each template line, to map output to source."""
-
-    def __init__(self, searchpath: list[str], files: list[str]) -> None:
-        super().__init__(searchpath)
-        self.files = files
-
-    def get_source(self, environment, template):
-        source, filename, uptodate = super().get_source(environment, template)
-        if filename not in self.files:
-            self.files.append(filename)
-        return _add_markers(source, self.files.index(filename)), filename, uptodate
-
-
 def _add_markers(source: str, file_id: int) -> str:
     lines = source.split("\n")
     closer: str | None = None
@@ -97,14 +90,15 @@ def _add_markers(source: str, file_id: int) -> str:
 
 
 def _search_path(spec: KernelSpec) -> list[str]:
-    return [str(p) for p in dict.fromkeys([spec.folder, spec.folder.parent, DEFAULT_TEMPLATES])]
+    # Only the kernel folder (and the _lib folders, see template_loader): never its parent.
+    return [str(spec.folder)]
 
 
 @lru_cache(maxsize=64)
 def _environment(search: tuple[str, ...], marked: bool) -> jinja2.Environment:
     files: list[str] = []
-    loader = _MarkingLoader(list(search), files) if marked else jinja2.FileSystemLoader(search)
-    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
+    loader = ConfinedLoader(search[0], files, _add_markers if marked else None)
+    env = BoundedSandbox(
         loader=loader,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -117,7 +111,7 @@ def _environment(search: tuple[str, ...], marked: bool) -> jinja2.Environment:
 
 
 def _template_name(spec: KernelSpec) -> str:
-    return spec.template_path.name
+    return template_relpath(spec.folder, spec.template_path)
 
 
 @lru_cache(maxsize=1024)
@@ -138,7 +132,8 @@ def template_sha256(spec: KernelSpec) -> str:
     if not spec.plain:
         for root in dict.fromkeys([spec.folder.parent, DEFAULT_TEMPLATES]):
             for lib in sorted((root / "_lib").glob("*")):
-                h.update(lib.name.encode() + lib.read_bytes())
+                if lib.is_file():  # not a folder, nor a symlink to /dev/zero
+                    h.update(lib.name.encode() + lib.read_bytes())
     return h.hexdigest()
 
 
@@ -166,7 +161,7 @@ def _render_text(variant: Variant, family: str, marked: bool) -> str:
         "interface": variant.interface.declarations(),
     }
     try:
-        return env.get_template(_template_name(spec)).render(context)
+        return render_bounded(env.get_template(_template_name(spec)), context)
     except jinja2.TemplateSyntaxError as exc:
         where = f"{exc.filename or spec.template_path}:{exc.lineno}"
         raise WgslgenError(
@@ -174,6 +169,9 @@ def _render_text(variant: Variant, family: str, marked: bool) -> str:
         ) from None
     except jinja2.TemplateNotFound as exc:
         raise WgslgenError(f"{spec.template_path}: template {exc.name!r} not found") from None
+    except (BudgetExceeded, TemplateRefused) as exc:
+        where = getattr(exc, "where", None) or _template_frame(exc, spec)
+        raise WgslgenError(f"{where}: {exc} (variant {variant.name})") from None
     except Exception as exc:
         raise WgslgenError(
             f"{_template_frame(exc, spec)}: {type(exc).__name__}: {exc} "

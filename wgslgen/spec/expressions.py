@@ -7,7 +7,13 @@ before anything is evaluated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+import math
+import re
+import signal
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +23,126 @@ import jinja2.sandbox
 
 from wgslgen.errors import WgslgenError
 
-_ENV = jinja2.sandbox.ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined)
+MAX_INT_BITS = 4096  # no kernel size, dispatch or constant comes near; 10**(10**10) does
+MAX_SEQUENCE = 1 << 22  # characters or items one `*` may build (a whole rendering's budget)
+EXPRESSION_SECONDS = 2.0
+
+
+_WIDE_FORMAT = re.compile(r"%[-+ #0]*(\d{7,}|\*)|\.\d{7,}")
+
+
+class BudgetExceeded(Exception):
+    """A template or expression needed more time, memory or digits than any kernel needs."""
+
+
+_STATE = threading.local()
+
+
+def check_deadline() -> None:
+    """Raise BudgetExceeded when the running render or evaluation is past its deadline."""
+    deadline = getattr(_STATE, "deadline", None)
+    if deadline is not None and time.monotonic() > deadline[0]:
+        if deadline[2]:  # this check wins: the timer must not fire into the error handling
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        raise BudgetExceeded(f"took longer than its {deadline[1]:g} s budget")
+
+
+@contextlib.contextmanager
+def time_budget(seconds: float, interrupt: bool = True) -> Iterator[None]:
+    """Bound the wall time of the block: every sandboxed call, operator and range step checks
+    the deadline, and with ``interrupt`` (main thread only) a timer signal also stops a loop
+    that makes no call at all."""
+    outer = getattr(_STATE, "deadline", None)
+    use_signal = (
+        interrupt and threading.current_thread() is threading.main_thread() and outer is None
+    )
+    _STATE.deadline = (time.monotonic() + seconds, seconds, use_signal)
+    if use_signal:
+
+        def on_alarm(signum: int, frame: Any) -> None:
+            raise BudgetExceeded(f"took longer than its {seconds:g} s budget")
+
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        # A little after the deadline: the checks in calls and ranges usually stop the work
+        # first; the timer is for loops that make no call at all.
+        signal.setitimer(signal.ITIMER_REAL, seconds + 0.25)
+    try:
+        yield
+    finally:
+        if use_signal:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        _STATE.deadline = outer
+
+
+def _bits(x: Any) -> float:
+    if isinstance(x, bool) or not isinstance(x, int):
+        return 0.0
+    return float(abs(x).bit_length())
+
+
+def _check_binop(operator: str, left: Any, right: Any) -> None:
+    """Refuse an operation whose result would be absurdly large, before computing it."""
+    if operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
+        if abs(left) > 1 and right * math.log2(abs(left)) > MAX_INT_BITS:
+            raise BudgetExceeded(f"{left} ** {right} has more than {MAX_INT_BITS} bits")
+    elif operator == "*":
+        for seq, n in ((left, right), (right, left)):
+            repeated = isinstance(seq, str | list | tuple) and isinstance(n, int) and n > 0
+            if repeated and len(seq) * n > MAX_SEQUENCE:
+                raise BudgetExceeded(
+                    f"repeating a {type(seq).__name__} of length {len(seq)} {n} times "
+                    f"exceeds {MAX_SEQUENCE} items"
+                )
+        if _bits(left) + _bits(right) > MAX_INT_BITS:
+            raise BudgetExceeded(f"a product of more than {MAX_INT_BITS} bits")
+    elif operator == "%" and isinstance(left, str) and _WIDE_FORMAT.search(left):
+        raise BudgetExceeded(f"format {left!r} pads to a width of millions of characters")
+
+
+class _BoundedRange:
+    """range() whose iteration checks the deadline (nested loops cannot run for hours)."""
+
+    def __init__(self, *args: int) -> None:
+        self._range = jinja2.sandbox.safe_range(*args)
+
+    def __len__(self) -> int:
+        return len(self._range)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._range[i]
+
+    def __contains__(self, x: object) -> bool:
+        return x in self._range
+
+    def __iter__(self) -> Iterator[int]:
+        for i in self._range:
+            check_deadline()
+            yield i
+
+
+class BoundedSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox plus bounds on arithmetic, repetition, ranges and time."""
+
+    intercepted_binops = frozenset({"**", "*", "+", "//", "%"})
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.globals["range"] = _BoundedRange
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        """Check the size of the result and the deadline, then compute."""
+        check_deadline()
+        _check_binop(operator, left, right)
+        return super().call_binop(context, operator, left, right)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        """Every call made by a template or expression checks the deadline first."""
+        check_deadline()
+        return super().call(__context, __obj, *args, **kwargs)
+
+
+_ENV = BoundedSandbox(undefined=jinja2.StrictUndefined)
 
 
 @dataclass(frozen=True)
@@ -32,7 +157,11 @@ class Expression:
     def __call__(self, scope: Mapping[str, Any]) -> Any:
         """Evaluate in ``scope``; an error names the expression and where it was written."""
         try:
-            return self._compiled(**scope)
+            # Expressions cannot loop, so the cheap deadline checks suffice (no timer signal).
+            with time_budget(EXPRESSION_SECONDS, interrupt=False):
+                return self._compiled(**scope)
+        except BudgetExceeded as exc:
+            raise WgslgenError(f"{self.where}: expression {self.text!r}: {exc}") from None
         except jinja2.UndefinedError as exc:
             raise WgslgenError(f"{self.where}: expression {self.text!r}: {exc}") from None
         except Exception as exc:  # arithmetic on the user's values: ZeroDivisionError, ...
