@@ -165,3 +165,37 @@ def test_hostile_templates_end_fast_naming_the_template_line(
     assert code == 2
     assert named in err and "scale.wgsl.j2:2" in err, err
     assert not (tmp_path / "gen").exists()
+
+
+def _huge_space(kernel: Path, values: int, axes: int) -> None:
+    toml = kernel / "kernel.toml"
+    extra = "".join(
+        f'\n[[axis]]\nname = "pad{i}"\nkey = "p{i}"\nvalues = {list(range(values))}\n'
+        for i in range(axes)
+    )
+    text = toml.read_text().replace("\n[uniform]", extra + "\n[uniform]", 1)
+    toml.write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("values", "axes", "named"), [(40, 4, "axis combinations"), (4, 2, "variants to render")]
+)
+def test_a_huge_space_is_counted_and_refused_before_rendering(
+    kernel: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    values: int,
+    axes: int,
+    named: str,
+) -> None:
+    _huge_space(kernel, values, axes)
+    started = time.monotonic()
+    out = tmp_path / "gen"
+    args = ["--templates", str(kernel.parent), "--out", str(out), "--max-variants", "40"]
+    assert _build(*args) == 2
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert named in err and "--max-variants" in err, err
+    assert not out.exists()
+    if named == "variants to render":  # a space that fits the raised limit is built
+        assert _build(*args[:-1], "1000") == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from rich.markup import escape
@@ -21,6 +22,41 @@ from wgslgen.render import outdir
 from wgslgen.spec.loader import discover, select
 
 DEFAULT_OUT = Path("generated")
+MAX_VARIANTS = 20_000  # the bundled library has a few hundred; a million would take hours
+WARN_VARIANTS = 2_000
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _check_space(kernels: list, overrides: dict[str, str], limit: int) -> int:
+    """Count the variants before rendering any: refuse above ``limit``, warn above a few
+    thousand (the raw product is checked first, so a huge space is not even enumerated)."""
+    total = 0
+    for k in kernels:
+        raw = math.prod(len(a.values) for a in k.axes)
+        if raw > 50 * limit:
+            raise WgslgenError(
+                f"kernel {k.name}: {raw:,} axis combinations, more than {limit:,} variants could "
+                "be rendered; narrow the space (constraints, --set, --kernel) or raise "
+                "--max-variants"
+            )
+        total += len(builder.apply_overrides(k, overrides))
+    if total > limit:
+        raise WgslgenError(
+            f"{total:,} variants to render, more than --max-variants {limit:,}; narrow the "
+            "space (constraints, --set, --kernel) or raise --max-variants"
+        )
+    if total > WARN_VARIANTS:
+        _warn(f"rendering {total:,} variants (x2 compiler families); this takes a while")
+    return total
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,6 +70,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="write nothing; exit 1 listing every file that differs, is missing or extra",
     )
     p.add_argument("--no-validate", action="store_true", help="skip `wgslgen validate` afterwards")
+    p.add_argument(
+        "--max-variants",
+        type=_positive_int,
+        default=MAX_VARIANTS,
+        metavar="N",
+        help=f"refuse to render more than N variants (default {MAX_VARIANTS:,}; "
+        "narrow with --kernel/--set)",
+    )
     from wgslgen.cli.cmd_validate import add_validation_options
 
     add_validation_options(p)
@@ -49,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     overrides = builder.parse_overrides(args.set)
     if not args.check:
         outdir.check_out(args.out)  # before any work: a refused folder costs nothing
-    total = sum(len(k.variants) for k in kernels)
+    total = _check_space(kernels, overrides, args.max_variants)
     with progress("rendering", total, enabled=not args.json) as bar:
         plan = builder.plan(kernels, overrides, on_variant=bar.advance)
     with outdir.locked(args.out, on_wait=_warn):
