@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(mesa-vulkan-drivers spirv-tools)
+# chromium: headless WebGPU on SwiftShader for the vendoring tests (its SwiftShader Vulkan ICD
+# also serves npm `webgpu`, Dawn for Node).
+apt_packages=(mesa-vulkan-drivers spirv-tools chromium)
 command -v node >/dev/null && command -v npm >/dev/null || apt_packages+=(nodejs npm)
 missing=()
 for pkg in "${apt_packages[@]}"; do
@@ -31,7 +33,7 @@ fi
 
 npm_stamp=$(stamp_of package.json package-lock.json)
 if [ "$(cat node_modules/.setup-stamp 2>/dev/null)" != "$npm_stamp" ]; then
-    echo "setup: installing pinned npm packages (naga-wasm)"
+    echo "setup: installing pinned npm packages (naga-wasm, webgpu, playwright-core, typescript)"
     npm ci --no-audit --no-fund --loglevel=error >/dev/null
     echo "$npm_stamp" > node_modules/.setup-stamp
 fi

@@ -11,7 +11,7 @@ from wgslgen.vendor import conformance, folder
 from wgslgen.vendor.plan import VendorPlan, plan_vendor
 
 SELECTION = ROOT / "tuning" / "selection.json"
-LANGS = ["py"]
+LANGS = ["py", "rust", "ts"]
 
 
 def inputs(langs=LANGS, selection: Path | None = SELECTION, templates=()) -> dict:

@@ -1,0 +1,94 @@
+"""The TypeScript/JS binding: tsc output is current; Node + npm `webgpu` (Dawn) on SwiftShader
+runs every vendored variant the adapter supports and agrees with the Python selector."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests import vendor_helpers as vh
+from tests.conftest import ROOT
+
+RUNTIME = ROOT / "wgslgen" / "vendor" / "runtime" / "ts"
+TSC = ROOT / "node_modules" / ".bin" / "tsc"
+
+
+def swiftshader_icd() -> Path | None:
+    """The SwiftShader Vulkan ICD that Debian's chromium ships (None when not installed)."""
+    try:
+        files = subprocess.run(
+            ["dpkg", "-L", "chromium-common", "chromium"], capture_output=True, text=True
+        ).stdout.split()
+    except OSError:
+        return None
+    return next((Path(f) for f in files if f.endswith("vk_swiftshader_icd.json")), None)
+
+
+ICD = swiftshader_icd()
+
+
+@pytest.mark.skipif(not TSC.exists(), reason="typescript not installed: run scripts/setup.sh")
+def test_compiled_runtime_is_current(tmp_path):
+    shutil.copy(RUNTIME / "runtime.ts", tmp_path / "runtime.ts")
+    config = json.loads((RUNTIME / "tsconfig.json").read_text())
+    config["compilerOptions"]["typeRoots"] = [str(ROOT / "node_modules")]
+    (tmp_path / "tsconfig.json").write_text(json.dumps(config))
+    proc = subprocess.run([str(TSC), "-p", str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+    for ext in ("js", "d.ts"):
+        assert (tmp_path / f"runtime.{ext}").read_text() == (
+            RUNTIME / f"runtime.{ext}"
+        ).read_text(), f"runtime.{ext} is stale: run node_modules/.bin/tsc -p {RUNTIME}"
+
+
+def test_vendored_ts_module_typechecks(tmp_path):
+    out = tmp_path / "wgk"
+    vh.vendor(out, langs=["ts"])
+    assert {p.name for p in (out / "ts").iterdir()} == {
+        "wgslgen_kernels.ts",
+        "wgslgen_kernels.js",
+        "wgslgen_kernels.d.ts",
+    }
+    if not TSC.exists():
+        pytest.skip("typescript not installed")
+    proc = subprocess.run(
+        [str(TSC), "--noEmit", "--strict", "--target", "ES2022", "--module", "ES2022",
+         "--skipLibCheck", "--types", "@webgpu/types", "--typeRoots", str(ROOT / "node_modules"),
+         str(out / "ts" / "wgslgen_kernels.ts")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:]
+
+
+@pytest.mark.skipif(ICD is None, reason="Debian chromium (SwiftShader ICD) not installed")
+@pytest.mark.skipif(
+    not (ROOT / "node_modules" / "webgpu").exists(), reason="npm webgpu not installed"
+)
+def test_node_dawn_swiftshader_runs_the_shared_cases(tmp_path):
+    out = tmp_path / "wgk"
+    plan = vh.vendor(out, langs=["ts"])
+    vh.write_cases(plan, tmp_path / "cases.json")
+    report = tmp_path / "report.json"
+    env = {
+        **os.environ,
+        "VK_ICD_FILENAMES": str(ICD),
+        "WGSLGEN_VENDORED_JS": str(out / "ts" / "wgslgen_kernels.js"),
+        "WGSLGEN_CASES": str(tmp_path / "cases.json"),
+        "WGSLGEN_REPORT": str(report),
+    }
+    test_file = ROOT / "tests" / "vendor_clients" / "node_client.test.mjs"
+    proc = subprocess.run(
+        ["node", "--test", str(test_file)], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    got = json.loads(report.read_text())
+    f16 = {n for n, v in plan.manifest["variants"].items() if "shader-f16" in v["features"]}
+    assert set(got["ran"]) == set(plan.manifest["variants"]) - f16
+    assert {v for v, _ in got["skipped"]} == f16
+    assert got["adapter"].startswith("google/swiftshader")

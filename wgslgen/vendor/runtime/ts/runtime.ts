@@ -1,0 +1,240 @@
+// ---- runtime of a folder vendored by `wgslgen vendor` (generated: do not edit) ----
+// The selector is the same algorithm as the Python runtime's; the shared conformance cases
+// check that. No dependency: WebGPU types come from the platform (@webgpu/types in TS).
+
+export type Expr = { op: string; value?: number; name?: string; args?: Expr[] };
+export interface UniformField { name: string; type: "u32" | "i32" | "f32"; offset: number; size: number; padding: boolean; value: Expr | null }
+export interface BindingEntry {
+  group: number; binding: number; name: string; kind: "uniform" | "storage";
+  element: string | null; encoding: string | null; access: "read" | "read_write";
+  scratch: boolean; count: Expr | null; min_binding_size: Expr;
+}
+export interface PassEntry { entry_point: string; workgroup_size: number[]; workgroup_bytes: number; dispatch: Expr[] }
+export interface VariantEntry {
+  kernel: string; name: string; params: Record<string, unknown>; files: Record<string, string>;
+  sizes: string[]; derived: { name: string; expr: Expr }[];
+  uniform: { struct: string; var: string; group: number; binding: number; size: number; fields: UniformField[] } | null;
+  bindings: BindingEntry[]; passes: PassEntry[]; scratch: { binding: string; size: Expr }[];
+  features: string[]; limits: Record<string, number>; preconditions: { text: string; expr: Expr }[];
+  portable: boolean; provenance_sha256: string; validated_by: string[];
+}
+export interface Rule {
+  label: string; match: Record<string, string | null>;
+  shape: Record<string, { min: number | null; max: number | null }>;
+  chain: { variant: string; median_ns: number | null; samples: number | null; sha256: string | null }[];
+}
+export interface Manifest {
+  abi_version: string; generator: string;
+  kernels: Record<string, { sizes: string[]; variants: string[]; selection: { rules: Rule[]; default_chain: string[]; portable_fallback: string } }>;
+  variants: Record<string, VariantEntry>;
+}
+export interface AdapterFacts {
+  vendor: string; architecture: string; device: string; backend: string;
+  features: ReadonlySet<string> | string[]; limits: Record<string, number>;
+}
+export type Shape = Record<string, number>;
+export interface Plan {
+  kernel: string; variant: string; scope: Record<string, number>;
+  dispatch: [string, [number, number, number]][]; bufferSizes: Record<string, number>;
+  scratchSizes: Record<string, number>; uniform: Uint8Array; rejected: [string, string][];
+}
+
+export class NoViableError extends Error {
+  constructor(public kernel: string, public shape: Shape, public rejected: [string, string][]) {
+    super(`no viable variant of ${kernel} for ${JSON.stringify(shape)}: ` + rejected.map(([v, r]) => `${v}: ${r}`).join("; "));
+  }
+}
+
+const floorDiv = (a: number, b: number): number => Math.floor(a / b);
+const BIN: Record<string, (a: number, b: number) => number> = {
+  add: (a, b) => a + b, sub: (a, b) => a - b, mul: (a, b) => a * b,
+  div: floorDiv, mod: (a, b) => a - b * floorDiv(a, b), ceil_div: (a, b) => -floorDiv(-a, b),
+  lt: (a, b) => +(a < b), le: (a, b) => +(a <= b), gt: (a, b) => +(a > b),
+  ge: (a, b) => +(a >= b), eq: (a, b) => +(a === b), ne: (a, b) => +(a !== b),
+};
+
+/** The integer value of an expression tree. */
+export function evaluate(t: Expr, scope: Record<string, number>): number {
+  const a = t.args ?? [];
+  switch (t.op) {
+    case "const": return t.value as number;
+    case "var": return scope[t.name as string];
+    case "select": return evaluate(evaluate(a[0], scope) ? a[1] : a[2], scope);
+    case "and": return +(!!evaluate(a[0], scope) && !!evaluate(a[1], scope));
+    case "or": return +(!!evaluate(a[0], scope) || !!evaluate(a[1], scope));
+    case "not": return +!evaluate(a[0], scope);
+    case "min": return Math.min(...a.map((x) => evaluate(x, scope)));
+    case "max": return Math.max(...a.map((x) => evaluate(x, scope)));
+    default: return BIN[t.op](evaluate(a[0], scope), evaluate(a[1], scope));
+  }
+}
+
+/** Sizes and derived values, in order. */
+export function problemScope(v: VariantEntry, shape: Shape): Record<string, number> {
+  const scope: Record<string, number> = {};
+  for (const s of v.sizes) {
+    if (!(s in shape)) throw new Error(`${v.name}: shape lacks ${s}`);
+    scope[s] = shape[s];
+  }
+  for (const d of v.derived) scope[d.name] = evaluate(d.expr, scope);
+  return scope;
+}
+
+/** The uniform's bytes, little-endian on a DataView (padding zero). */
+export function packUniform(v: VariantEntry, scope: Record<string, number>): Uint8Array {
+  if (!v.uniform) return new Uint8Array(0);
+  const out = new Uint8Array(v.uniform.size);
+  const view = new DataView(out.buffer);
+  for (const f of v.uniform.fields) {
+    if (f.padding || !f.value) continue;
+    const x = evaluate(f.value, scope);
+    if (f.type === "u32") view.setUint32(f.offset, x, true);
+    else if (f.type === "i32") view.setInt32(f.offset, x, true);
+    else view.setFloat32(f.offset, x, true);
+  }
+  return out;
+}
+
+/** f16 bits → number, by bit conversion (no Float16Array needed). */
+export function f16ToNumber(h: number): number {
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+const has = (set: ReadonlySet<string> | string[], x: string): boolean =>
+  Array.isArray(set) ? set.includes(x) : set.has(x);
+
+/** Every reason `v` cannot run on `facts` at `shape` (empty: it can). */
+export function whyNot(v: VariantEntry, facts: AdapterFacts, shape: Shape): string[] {
+  const out = v.features.filter((f) => !has(facts.features, f)).map((f) => `needs feature ${f}`);
+  for (const name of Object.keys(v.limits).sort()) {
+    const have = facts.limits[name];
+    if (have !== undefined && v.limits[name] > have) out.push(`needs ${name} ${v.limits[name]} > ${have}`);
+  }
+  if (out.length) return out;
+  const scope = problemScope(v, shape);
+  for (const p of v.preconditions) if (!evaluate(p.expr, scope)) out.push(`precondition \`${p.text}\` fails`);
+  if (out.length) return out;
+  const most = facts.limits["maxComputeWorkgroupsPerDimension"];
+  for (const p of v.passes) {
+    p.dispatch.forEach((d, i) => {
+      const n = evaluate(d, scope);
+      if (most !== undefined && n > most) out.push(`${p.entry_point} dispatch ${"xyz"[i]} ${n} > maxComputeWorkgroupsPerDimension ${most}`);
+    });
+  }
+  for (const b of v.bindings) {
+    const size = evaluate(b.min_binding_size, scope);
+    for (const limit of ["maxStorageBufferBindingSize", "maxBufferSize"]) {
+      const have = facts.limits[limit];
+      if (b.kind === "storage" && have !== undefined && size > have) out.push(`${b.name} needs ${size} B > ${limit} ${have}`);
+    }
+  }
+  return out;
+}
+
+function ruleApplies(r: Rule, facts: AdapterFacts, shape: Shape): boolean {
+  for (const [key, want] of Object.entries(r.match)) {
+    const have = String((facts as unknown as Record<string, unknown>)[key] ?? "");
+    if (want !== null && have.toLowerCase() !== want.toLowerCase()) return false;
+  }
+  return Object.entries(r.shape).every(([s, b]) =>
+    (b.min === null || shape[s] >= b.min) && (b.max === null || shape[s] < b.max));
+}
+
+/** The chain to try: the first matching rule's, the default chain, the portable fallback. */
+export function candidates(m: Manifest, kernel: string, facts: AdapterFacts, shape: Shape): string[] {
+  const sel = m.kernels[kernel].selection;
+  const chain: string[] = [];
+  const rule = sel.rules.find((r) => ruleApplies(r, facts, shape));
+  if (rule) chain.push(...rule.chain.map((c) => c.variant));
+  chain.push(...sel.default_chain, sel.portable_fallback);
+  return [...new Set(chain)];
+}
+
+/** The plan of one named variant at `shape` (no selection). */
+export function planFor(m: Manifest, name: string, shape: Shape, rejected: [string, string][] = []): Plan {
+  const v = m.variants[name];
+  const scope = problemScope(v, shape);
+  const bufferSizes: Record<string, number> = {};
+  for (const b of v.bindings) bufferSizes[b.name] = evaluate(b.min_binding_size, scope);
+  const scratchSizes: Record<string, number> = {};
+  for (const s of v.scratch) scratchSizes[s.binding] = evaluate(s.size, scope);
+  const dispatch = v.passes.map((p) => [p.entry_point, p.dispatch.map((d) => evaluate(d, scope))] as [string, [number, number, number]]);
+  return { kernel: v.kernel, variant: name, scope, dispatch, bufferSizes, scratchSizes, uniform: packUniform(v, scope), rejected };
+}
+
+/** The first viable candidate's plan; NoViableError names why each candidate was dropped. */
+export function selectWithFacts(m: Manifest, kernel: string, facts: AdapterFacts, shape: Shape): Plan {
+  if (!(kernel in m.kernels)) throw new Error(`no vendored kernel ${kernel}`);
+  const rejected: [string, string][] = [];
+  for (const name of candidates(m, kernel, facts, shape)) {
+    const why = whyNot(m.variants[name], facts, shape);
+    if (!why.length) return planFor(m, name, shape, rejected);
+    rejected.push([name, why.join("; ")]);
+  }
+  throw new NoViableError(kernel, shape, rejected);
+}
+
+/** AdapterFacts of a WebGPU adapter (adapter.info, adapter.features, adapter.limits). */
+export function adapterFacts(adapter: GPUAdapter, limitNames: string[]): AdapterFacts {
+  const info = adapter.info;
+  const limits: Record<string, number> = {};
+  const all = adapter.limits as unknown as Record<string, number>;
+  for (const n of limitNames) if (typeof all[n] === "number") limits[n] = all[n];
+  return {
+    vendor: info?.vendor ?? "", architecture: info?.architecture ?? "", device: info?.device ?? "",
+    backend: "", features: new Set([...adapter.features] as string[]), limits,
+  };
+}
+
+/** The explicit bind group layout of a variant's group (its passes share it). */
+export function bindGroupLayoutDescriptor(v: VariantEntry, group = 0): GPUBindGroupLayoutDescriptor {
+  return {
+    label: `${v.name} group ${group}`,
+    entries: v.bindings.filter((b) => b.group === group).map((b) => ({
+      binding: b.binding,
+      visibility: GPUShaderStage.COMPUTE,
+      buffer: { type: b.kind === "uniform" ? "uniform" : b.access === "read" ? "read-only-storage" : "storage" },
+    })),
+  };
+}
+
+/** Features and limits (above WebGPU's defaults) a device needs for `plan`'s variant. */
+export function requirements(m: Manifest, plan: Plan, defaults: Record<string, number>): { requiredFeatures: string[]; requiredLimits: Record<string, number> } {
+  const v = m.variants[plan.variant];
+  const requiredLimits: Record<string, number> = {};
+  for (const [k, n] of Object.entries(v.limits)) if (defaults[k] !== undefined && n > defaults[k]) requiredLimits[k] = n;
+  return { requiredFeatures: [...v.features], requiredLimits };
+}
+
+/** Create the pipelines, bind the buffers (uniform/scratch made when absent), encode every pass. */
+export function encodePlan(device: GPUDevice, encoder: GPUCommandEncoder, m: Manifest, wgsl: Record<string, string>, plan: Plan, buffers: Record<string, GPUBuffer>): void {
+  const v = m.variants[plan.variant];
+  const bufs: Record<string, GPUBuffer> = { ...buffers };
+  for (const b of v.bindings) {
+    if (bufs[b.name]) continue;
+    if (b.kind === "uniform") {
+      bufs[b.name] = device.createBuffer({ size: plan.uniform.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      device.queue.writeBuffer(bufs[b.name], 0, plan.uniform as Uint8Array<ArrayBuffer>);
+    } else if (b.scratch) {
+      bufs[b.name] = device.createBuffer({ size: plan.bufferSizes[b.name], usage: GPUBufferUsage.STORAGE });
+    } else throw new Error(`${plan.variant}: no buffer for binding ${b.name}`);
+  }
+  const groups = [...new Set(v.bindings.map((b) => b.group))].sort();
+  const layouts = groups.map((g) => device.createBindGroupLayout(bindGroupLayoutDescriptor(v, g)));
+  const layout = device.createPipelineLayout({ bindGroupLayouts: layouts });
+  const module = device.createShaderModule({ code: wgsl[plan.variant] });
+  const bindGroups = groups.map((g, i) => device.createBindGroup({
+    layout: layouts[i],
+    entries: v.bindings.filter((b) => b.group === g).map((b) => ({ binding: b.binding, resource: { buffer: bufs[b.name] } })),
+  }));
+  const pass = encoder.beginComputePass();
+  for (const [entry, [x, y, z]] of plan.dispatch) {
+    pass.setPipeline(device.createComputePipeline({ layout, compute: { module, entryPoint: entry } }));
+    groups.forEach((g, i) => pass.setBindGroup(g, bindGroups[i]));
+    pass.dispatchWorkgroups(x, y, z);
+  }
+  pass.end();
+}
