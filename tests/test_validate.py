@@ -89,7 +89,9 @@ def test_seed_fails_webgpu_and_fits_the_adapter(capsys, seed_dir: Path, missing)
     assert report["summary"] == {
         "renderings": 1,
         "compile_failures": 0,
+        "problems": 0,
         "not_fitting": {"adapter": 0, "webgpu": 1},
+        "not_compiling": {"naga": 0, "tint": 0},
     }
     # The same verdicts for people, and why the exit code is 1.
     code, out, err = _run(capsys, *args)
@@ -257,3 +259,43 @@ def test_limits_file_with_unknown_key_is_named(
         assert code == 2
         assert named in err and str(path) in err
         assert "Traceback" not in err and out == ""
+
+
+def test_folder_of_other_peoples_shaders_never_aborts(capsys, tmp_path: Path) -> None:
+    corpus = FIXTURES / "corpus"
+    folder = tmp_path / "shaders"
+    folder.mkdir()
+    (folder / "unreadable.wgsl").write_bytes(b"\xff\xfe@compute garbage\n")
+    shutil.copy(corpus / "u64.wgsl", folder / "int64.wgsl")
+    shutil.copy(corpus / "override_no_default.wgsl", folder / "wg_override.wgsl")
+    shutil.copy(corpus / "llm_matmul_tiled.wgsl", folder / "model_load.comp.wgsl")
+    shutil.copy(corpus / "tutorial_prefix_sum.wgsl", folder / "scan.wgsl")
+    args = ["--templates", str(folder), "--engines", "naga,wgpu"]
+    code, report = _run_json(capsys, *args)
+    assert code == 1
+    by_file = {Path(r["file"]).name: r for r in report["results"]}
+    assert set(by_file) == {
+        "unreadable.wgsl", "int64.wgsl", "wg_override.wgsl", "model_load.comp.wgsl", "scan.wgsl"
+    }  # fmt: skip
+    assert by_file["unreadable.wgsl"]["problems"][0].startswith("cannot read: 'utf-8' codec")
+    assert by_file["int64.wgsl"]["problems"] == ["uses `u64`: not WebGPU"]
+    assert by_file["wg_override.wgsl"]["problems"] == ["needs override values: wg_size"]
+    assert "wgpu" not in by_file["wg_override.wgsl"]["engines"]  # no pipeline without a value
+    good = by_file["model_load.comp.wgsl"]
+    assert good["kernel"] == "model_load.comp" and good["problems"] == []
+    assert all(i["ok"] for i in good["implementations"].values())
+    # Entry points from a real parse: both of scan.wgsl's, not the one in a comment.
+    scan = by_file["scan.wgsl"]
+    assert scan["entry_points"] == ["scan", "add_block_sums"] and scan["problems"] == []
+    assert report["summary"]["problems"] == 3 and report["summary"]["renderings"] == 5
+    # For people: each file named with its reason, and what to pass.
+    code, out, _ = _run(capsys, *args)
+    text = re.sub(r"\s+", " ", out)
+    assert code == 1
+    assert "wg_override.wgsl: needs override values: wg_size; pass --override wg_size=VALUE" in text
+    assert "int64.wgsl: uses `u64`: not WebGPU" in text and "unreadable.wgsl: cannot read" in text
+    # The value given: the file is judged in full, its pipeline built with the constant.
+    code, report = _run_json(capsys, *args, "--override", "wg_size=64")
+    fixed = {Path(r["file"]).name: r for r in report["results"]}["wg_override.wgsl"]
+    assert fixed["problems"] == [] and fixed["constants"] == {"wg_size": 64}
+    assert fixed["engines"]["wgpu"]["ok"] and fixed["profiles"]["webgpu"] == []

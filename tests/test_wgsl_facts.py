@@ -137,7 +137,6 @@ def test_error_names_line_after_comments() -> None:
         ("const N = 4u / (2u - 2u);", "division by zero"),
         ("const N = foo(3);", "function `foo` is not supported"),
         ("const N = N + 1;", "defined in terms of itself"),
-        ("override N: u32;", "override `N` has no default"),
     ],
 )
 def test_unevaluable_sizes(decl: str, why: str) -> None:
@@ -306,3 +305,31 @@ def test_per_entry_point_memory_matches_dawn(
         if not verdict.ok:  # Dawn's own count is the static one, byte for byte
             dawn_count = re.search(r"workgroup storage \((\d+) bytes\)", verdict.message)
             assert dawn_count and int(dawn_count.group(1)) == counted, verdict.message
+
+
+def test_overrides_without_value_are_named_not_raised() -> None:
+    src = (
+        "override wg_size: u32;\noverride rows: u32 = 4u;\n"
+        "var<workgroup> tile: array<f32, rows * wg_size>;\n"
+        "@compute @workgroup_size(wg_size, rows) fn main() { tile[0] = 1.0; }\n"
+    )
+    facts = analyze(src)
+    assert facts.needs_overrides == ("wg_size",) and facts.overrides == {"wg_size", "rows"}
+    given = analyze(src, "main", {"wg_size": 64})
+    assert given.needs_overrides == () and given.workgroup_size == (64, 4, 1)
+    assert given.workgroup_bytes == 4 * 64 * 4
+    # A value given replaces the default, as pipeline constants do.
+    assert analyze(src, "main", {"wg_size": 8, "rows": 2}).workgroup_bytes == 64
+    with pytest.raises(WgslgenError, match=r"override `wg_size` = 1\.5 is not an integer"):
+        analyze(src, "main", {"wg_size": 1.5})
+
+
+def test_stages_int64_textures_and_immediates() -> None:
+    src = fixture("stages.wgsl")
+    facts = analyze(src, "main")
+    assert dict(facts.stages) == {"vs": "vertex", "fs": "fragment", "main": "compute"}
+    assert facts.entry_points == ("main",)
+    assert facts.int64 == {"u64"}
+    # Only what `main` uses counts, as a layout: "auto" pipeline holds it.
+    assert (facts.storage_textures, facts.sampled_textures, facts.samplers) == (1, 2, 1)
+    assert facts.immediate_bytes == 80

@@ -57,6 +57,8 @@ WEBGPU_LIMITS: dict[str, int] = {
     "max-compute-workgroup-size-y": 256,
     "max-compute-workgroup-size-z": 64,
     "max-compute-workgroups-per-dimension": 65535,
+    # The immediates proposal (var<immediate>): its default, and Dawn's, is 64 bytes.
+    "max-immediate-size": 64,
 }
 
 # WebGPU compatibility mode: the lowered limits of gpuweb proposals/compatibility-mode.md §10
@@ -93,13 +95,13 @@ WGPU_DOWNLEVEL_LIMITS: dict[str, int] = {
     "max-inter-stage-shader-variables": 15,
     "max-color-attachments": 4,
     "max-compute-workgroup-storage-size": 16352,
+    "max-immediate-size": 0,  # wgpu offers immediates only as a native feature
 }
 
 # Limits only wgpu-native reports (seen in wgpu-py 0.32 adapter.limits): accepted in profile
 # files so an adapter dump can be loaded back, never checked statically.
 _WGPU_EXTRA_LIMITS = frozenset(
     {
-        "max-immediate-size",
         "max-non-sampler-bindings",
         "max-binding-array-elements-per-shader-stage",
         "max-binding-array-sampler-elements-per-shader-stage",
@@ -223,6 +225,16 @@ def check(facts: WgslFacts, profile: LimitProfile, features: frozenset[str]) -> 
     for name, size in facts.uniform_vars.items():
         out += _over(f"uniform buffer {name}", size, lim, "max-uniform-buffer-binding-size", " B")
     out += _over("bind groups", facts.bind_groups, lim, "max-bind-groups")
+    out += _over(
+        "storage textures", facts.storage_textures, lim, "max-storage-textures-per-shader-stage"
+    )
+    out += _over(
+        "sampled textures", facts.sampled_textures, lim, "max-sampled-textures-per-shader-stage"
+    )
+    out += _over("samplers", facts.samplers, lim, "max-samplers-per-shader-stage")
+    out += _over("immediate data", facts.immediate_bytes, lim, "max-immediate-size", " B")
+    if facts.needs_overrides:
+        out.append(f"sizes unknown: needs override values: {', '.join(facts.needs_overrides)}")
     if profile.features is not None:
         for feature in sorted(set(features) | required_features(facts)):
             if feature not in profile.features:

@@ -1,17 +1,37 @@
-"""Every rendering through the real compilers and the limit profiles; diagnostics for people."""
+"""Every rendering through the real compilers, Tint's static rules and the limit profiles.
+
+Each rendering (or file that could not be rendered) gets its own verdicts and nothing aborts
+the run: file problems (unreadable, not WebGPU, override values missing), one verdict per
+implementation (naga/wgpu, Tint) with known implementation gaps marked, and one limit
+verdict per profile.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from wgslgen.check import tint_rules
 from wgslgen.check.engines import ENGINES, get_engine
 from wgslgen.check.engines.base import ShaderInput, Verdict
 from wgslgen.check.limits import LimitProfile, check_directives, check_passes
+from wgslgen.check.report import ValidationReport
+from wgslgen.check.verdicts import Implementation, known_gap, naga_verdict, tint_dawn, tint_static
+from wgslgen.check.wgsl import WgslFacts, analyze, compute_entry_points
+from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import RenderedVariant
+
+__all__ = [
+    "FileProblem",
+    "ValidationReport",
+    "VariantResult",
+    "is_limit_failure",
+    "resolve_engines",
+    "validate",
+]
 
 # Which compiler family each engine reads: wgpu-native compiles with naga, Chrome with Tint.
 ENGINE_FAMILY = {"naga": "naga", "wgpu": "naga", "dawn": "tint"}
@@ -22,112 +42,52 @@ _LIMIT_MESSAGE = re.compile(
 )
 
 
+@dataclass(frozen=True)
+class FileProblem:
+    """A kernel or plain file that could not be rendered at all, and why."""
+
+    kernel: str
+    file: str
+    reason: str
+
+
 @dataclass
 class VariantResult:
-    """One rendering's verdicts: one per engine that read it, and one per profile."""
+    """One rendering's verdicts (or one file's problem when there is no rendering)."""
 
-    rendered: RenderedVariant
+    rendered: RenderedVariant | None
+    kernel: str = ""
+    name: str = ""
+    file: str = ""
+    problems: list[str] = field(default_factory=list)  # the file as a whole
+    facts: dict[str, WgslFacts] = field(default_factory=dict)  # every @compute entry point
+    constants: dict[str, float] = field(default_factory=dict)  # pipeline constants given
     engines: dict[str, Verdict] = field(default_factory=dict)
     profiles: dict[str, list[str]] = field(default_factory=dict)
+    implementations: dict[str, Implementation] = field(default_factory=dict)
+    tint_static: Implementation | None = None  # Tint predicted without Dawn, always computed
 
     def compile_errors(self) -> list[Verdict]:
-        """Engine failures that are not about device limits."""
-        return [v for v in self.engines.values() if not v.ok and not is_limit_failure(v)]
+        """Engine failures that are neither device limits nor known implementation gaps."""
+        return [
+            v
+            for v in self.engines.values()
+            if not v.ok and not is_limit_failure(v) and not known_gap(v.diagnostic or v.message)
+        ]
 
     def fits(self, profile: str) -> bool:
-        """Whether the static check and every engine that checks limits accept the profile."""
-        return not self.profiles.get(profile)
+        """Whether the file is usable and the static limit check accepts the profile."""
+        return not self.problems and not self.profiles.get(profile)
 
-
-@dataclass
-class Diagnostic:
-    """One failure message, shown once with every rendering it occurred in."""
-
-    engine: str
-    message: str
-    generated: str  # generated/<file>:line
-    template: str  # template file:line the line came from
-    detail: str
-    variants: list[str]
-
-
-@dataclass
-class ValidationReport:
-    """Verdicts of every rendering, the engines used and those that were not available."""
-
-    results: list[VariantResult]
-    engine_versions: dict[str, str]
-    engines_missing: dict[str, str]
-    profiles: list[str]
-
-    def compile_failures(self) -> list[VariantResult]:
-        """Renderings at least one compiler rejected for a reason other than a limit."""
-        return [r for r in self.results if r.compile_errors()]
-
-    def not_fitting(self, profile: str) -> list[VariantResult]:
-        """Renderings that do not fit ``profile``."""
-        return [r for r in self.results if not r.fits(profile)]
-
-    def diagnostics(self) -> list[Diagnostic]:
-        """Compile errors grouped by (engine, message, template line)."""
-        groups: dict[tuple[str, str, str], Diagnostic] = {}
-        for r in self.results:
-            for v in r.compile_errors():
-                origin = r.rendered.origin(v.line) if v.line else ("?", 0)
-                template = f"{origin[0]}:{origin[1]}" if origin[1] else origin[0]
-                key = (v.engine, v.message, template)
-                if key not in groups:
-                    where = f"generated/{r.rendered.relpath}:{v.line or '?'}"
-                    groups[key] = Diagnostic(v.engine, v.message, where, template, v.diagnostic, [])
-                groups[key].variants.append(r.rendered.name)
-        return list(groups.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        """Everything, every diagnostic included, for --json."""
-        return {
-            "engines": self.engine_versions,
-            "engines_missing": self.engines_missing,
-            "profiles": self.profiles,
-            "summary": {
-                "renderings": len(self.results),
-                "compile_failures": len(self.compile_failures()),
-                "not_fitting": {p: len(self.not_fitting(p)) for p in self.profiles},
-            },
-            "results": [
-                {
-                    "kernel": r.rendered.kernel,
-                    "variant": r.rendered.name,
-                    "family": r.rendered.family,
-                    "file": r.rendered.relpath,
-                    "engines": {
-                        name: {
-                            "ok": v.ok,
-                            "limit": is_limit_failure(v),
-                            "message": v.message,
-                            "line": v.line,
-                            "column": v.column,
-                            "diagnostic": v.diagnostic,
-                            "template": _template_origin(r.rendered, v),
-                        }
-                        for name, v in r.engines.items()
-                    },
-                    "profiles": r.profiles,
-                }
-                for r in self.results
-            ],
-        }
+    def compiles(self, implementation: str) -> bool:
+        """Whether the implementation accepts the rendering (not judged counts as yes)."""
+        verdict = self.implementations.get(implementation)
+        return not self.problems and (verdict is None or verdict.ok is not False)
 
 
 def is_limit_failure(verdict: Verdict) -> bool:
     """Whether a failing verdict is a device-limit refusal rather than a compile error."""
     return not verdict.ok and bool(_LIMIT_MESSAGE.search(verdict.message))
-
-
-def _template_origin(rendered: RenderedVariant, verdict: Verdict) -> str | None:
-    if verdict.ok or not verdict.line:
-        return None
-    file, line = rendered.origin(verdict.line)
-    return f"{file}:{line}"
 
 
 def resolve_engines(names: Sequence[str] | None) -> tuple[dict[str, Any], dict[str, str]]:
@@ -144,43 +104,104 @@ def resolve_engines(names: Sequence[str] | None) -> tuple[dict[str, Any], dict[s
     return engines, missing
 
 
+def _prepare(rendered: RenderedVariant, overrides: Mapping[str, float]) -> VariantResult:
+    """Facts for every @compute entry point (with the override values), file problems."""
+    spec = rendered.variant.spec
+    # A plain file is named by its own path; a template's rendering by its generated path.
+    file = str(spec.template_path) if spec.plain else rendered.relpath
+    res = VariantResult(rendered, rendered.kernel, rendered.name, file)
+    facts = dict(rendered.facts)
+    declared = next(iter(facts.values())).overrides if facts else frozenset()
+    res.constants = {k: v for k, v in overrides.items() if k in declared}
+    try:
+        entries = compute_entry_points(rendered.source) if spec.plain else ()
+        for entry in dict.fromkeys([*facts, *entries]):
+            if entry not in facts or res.constants:
+                facts[entry] = analyze(rendered.source, entry, res.constants)
+    except WgslgenError as e:
+        res.problems.append(f"cannot analyse: {e}")
+    res.facts = facts
+    missing = sorted({name for f in facts.values() for name in f.needs_overrides})
+    if missing:
+        res.problems.append(f"needs override values: {', '.join(missing)}")
+    int64 = sorted({t for f in facts.values() for t in f.int64})
+    if int64:
+        res.problems.append(f"uses {', '.join(f'`{t}`' for t in int64)}: not WebGPU")
+    return res
+
+
+def _shaders(
+    results: list[VariantResult], engine: str, limits: Mapping[str, int]
+) -> list[ShaderInput]:
+    """What one engine reads: its family's renderings; a pipeline per compute entry point."""
+    family = ENGINE_FAMILY[engine]
+    out = []
+    for i, res in enumerate(results):
+        r = res.rendered
+        needs = any(p.startswith("needs override values") for p in res.problems)
+        if r is None or r.family not in ("any", family) or (needs and engine != "naga"):
+            continue  # a pipeline cannot be made without its override values
+        # naga judges a module; wgpu and Dawn build a pipeline, so once per entry point.
+        for entry in (list(res.facts) or [None]) if engine != "naga" else [None]:
+            out.append(
+                ShaderInput(
+                    id=f"{i}:{entry}",
+                    source=r.source,
+                    features=r.features,
+                    limits=limits,
+                    path=f"generated/{r.relpath}",
+                    entry_point=entry,
+                    constants=res.constants,
+                )
+            )
+    return out
+
+
+def _judge(res: VariantResult, profiles: Sequence[LimitProfile]) -> None:
+    """Limit verdicts per profile, implementation verdicts, Tint's static rules."""
+    r = res.rendered
+    assert r is not None
+    for profile in profiles:
+        reasons = [] if res.problems else check_passes(res.facts, profile, r.features)
+        res.profiles[profile.name] = reasons
+    first = next(iter(res.facts.values()), None)
+    naga = naga_verdict(res.engines, is_limit_failure)
+    if first is not None and naga.ok is None and r.family in ("any", "naga"):
+        gaps = check_directives(first, "naga")  # no engine ran: what wgslgen knows
+        naga = Implementation("naga", None, gaps, gap=bool(gaps), source="static")
+    findings = tint_rules.check(r.source) if r.family in ("any", "tint") else []
+    tint_directives = check_directives(first, "tint") if first else []
+    if r.family in ("any", "tint") and first is not None:
+        res.tint_static = tint_static(naga, findings, tint_directives, first)
+    res.implementations = {
+        "naga": naga if r.family in ("any", "naga") else Implementation("naga", None),
+        "tint": tint_dawn(res.engines, is_limit_failure)
+        or res.tint_static
+        or Implementation("tint", None),
+    }
+
+
 def validate(
     rendered: Sequence[RenderedVariant],
     profiles: Sequence[LimitProfile],
     engine_names: Sequence[str] | None = None,
     on_done: Callable[[str], None] | None = None,
+    overrides: Mapping[str, float] | None = None,
+    unreadable: Sequence[FileProblem] = (),
 ) -> ValidationReport:
-    """Judge every rendering with each engine of its family and against each profile."""
+    """Judge every rendering with each engine of its family, Tint's rules and each profile.
+
+    ``overrides`` are values for ``override`` declarations (pipeline constants), used by the
+    static facts and passed to wgpu and Dawn; ``unreadable`` are files that could not be
+    rendered, each reported with its reason.
+    """
     engines, missing = resolve_engines(engine_names)
-    results = [VariantResult(r) for r in rendered]
+    results = [_prepare(r, overrides or {}) for r in rendered]
     # Engines compile with the first profile's limits; the static check covers the rest.
     limits = dict(profiles[0].limits) if profiles else {}
-    for res in results:
-        facts = res.rendered.facts[res.rendered.entry_point]
-        for profile in profiles:
-            reasons = check_passes(res.rendered.facts, profile, res.rendered.features)
-            family = res.rendered.family
-            for fam in ENGINE_FAMILY.values() if family == "any" else [family]:
-                reasons += [r for r in check_directives(facts, fam) if r not in reasons]
-            res.profiles[profile.name] = reasons
 
     def run_engine(name: str) -> list[tuple[int, Verdict]]:
-        family = ENGINE_FAMILY[name]
-        mine = [i for i, r in enumerate(results) if r.rendered.family in ("any", family)]
-        # naga judges a module; wgpu and Dawn build a pipeline, so once per pass's entry point.
-        per_pass = name != "naga"
-        shaders = [
-            ShaderInput(
-                id=f"{i}:{entry}",
-                source=results[i].rendered.source,
-                features=results[i].rendered.features,
-                limits=limits,
-                path=f"generated/{results[i].rendered.relpath}",
-                entry_point=entry,
-            )
-            for i in mine
-            for entry in (results[i].rendered.entry_points if per_pass else [None])
-        ]
+        shaders = _shaders(results, name, limits)
         verdicts = engines[name].validate(shaders) if shaders else []
         if on_done:
             on_done(name)
@@ -193,6 +214,11 @@ def validate(
                 seen = results[index].engines.get(verdict.engine)
                 if seen is None or (seen.ok and not verdict.ok):  # a failing pass decides
                     results[index].engines[verdict.engine] = verdict
+    for res in results:
+        _judge(res, profiles)
+    results += [
+        VariantResult(None, p.kernel, p.kernel, p.file, problems=[p.reason]) for p in unreadable
+    ]
     versions = {name: engine.version() for name, engine in engines.items()}
     for engine in engines.values():
         getattr(engine, "close", lambda: None)()

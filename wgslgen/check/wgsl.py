@@ -10,12 +10,21 @@ binding counts stay module-wide: see ``WgslFacts``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from wgslgen.check.wgsl_consts import MissingOverride
 from wgslgen.check.wgsl_reader import Module, round_up, strip_comments
 from wgslgen.errors import WgslgenError
 
-__all__ = ["WgslFacts", "analyze", "compute_entry_points", "required_features", "strip_comments"]
+__all__ = [
+    "WgslFacts",
+    "analyze",
+    "compute_entry_points",
+    "entry_point_stages",
+    "required_features",
+    "strip_comments",
+]
 
 
 @dataclass(frozen=True)
@@ -23,7 +32,9 @@ class WgslFacts:
     """What the static limit check needs to know about one entry point of a module.
 
     Per entry point: ``workgroup_size``, ``invocations``, ``workgroup_bytes`` and
-    ``workgroup_vars`` (only the variables the entry point statically uses), ``used_vars``.
+    ``workgroup_vars`` (only the variables the entry point statically uses), ``used_vars``,
+    and, as WebGPU counts them for a ``layout: "auto"`` pipeline, the textures and samplers it
+    uses and its ``var<immediate>`` bytes.
     Module-wide: ``enables``, ``uses_f16``, ``uses_subgroups`` (a device must offer the
     features to create the module at all), and the binding counts ``storage_buffers``,
     ``uniform_buffers``, ``uniform_bytes``, ``uniform_vars`` and ``bind_groups``: the harness
@@ -31,6 +42,8 @@ class WgslFacts:
     checks the per-stage buffer limits against that layout. (A ``layout: "auto"`` pipeline,
     as the validation engines create, holds only the bindings the entry point uses, so the
     module-wide counts are never lower than what those engines count.)
+    ``needs_overrides`` names overrides without a value that a size depends on: the sizes
+    are then incomplete (counted as 1 and 0 B) and no limit verdict can be given.
     """
 
     entry_point: str
@@ -48,6 +61,14 @@ class WgslFacts:
     uniform_vars: dict[str, int]
     bind_groups: int  # highest @group index + 1
     used_vars: frozenset[str] = frozenset()  # module-scope vars (any space) statically used
+    stages: Mapping[str, str] = field(default_factory=dict)  # every entry point -> its stage
+    overrides: frozenset[str] = frozenset()  # every override the module declares
+    needs_overrides: tuple[str, ...] = ()  # overrides a size needs that have no value
+    int64: frozenset[str] = frozenset()  # u64 / i64 spelled in the module (not WebGPU)
+    storage_textures: int = 0  # used by this entry point
+    sampled_textures: int = 0
+    samplers: int = 0
+    immediate_bytes: int = 0  # size of the var<immediate> this entry point uses
 
 
 _F16_TYPE = re.compile(r"f16|vec[234]h|mat[234]x[234]h")
@@ -69,6 +90,11 @@ def compute_entry_points(source: str) -> tuple[str, ...]:
     return tuple(Module(source).entries)
 
 
+def entry_point_stages(source: str) -> dict[str, str]:
+    """Every entry point of the module (any stage) and its stage, in declaration order."""
+    return dict(Module(source).stages)
+
+
 def _statically_used(mod: Module, entry_point: str) -> set[str]:
     """Module-scope names used by ``entry_point`` or any function it calls, transitively."""
     seen, todo, used = {entry_point}, [entry_point], set()
@@ -81,16 +107,17 @@ def _statically_used(mod: Module, entry_point: str) -> set[str]:
     return used
 
 
-# Pure in its arguments, and asked for the same rendering by render, build, every profile's
-# check, validate, test and tune: computed once per (text, entry point).
-def analyze(source: str, entry_point: str | None = None) -> WgslFacts:
+def analyze(
+    source: str, entry_point: str | None = None, overrides: Mapping[str, float] | None = None
+) -> WgslFacts:
     """Read the facts of ``entry_point`` off WGSL text.
 
     ``entry_point=None`` picks the module's only @compute entry point; with several, it
-    raises WgslgenError naming them (pass the one meant explicitly).
+    raises WgslgenError naming them (pass the one meant explicitly). ``overrides`` gives
+    values for ``override`` declarations (as pipeline constants do); an override a size
+    needs and has no value is listed in ``needs_overrides`` rather than raised.
     """
-    mod = Module(source)
-    toks = mod.t
+    mod = Module(source, overrides)
     entries = tuple(mod.entries)
     if entry_point is None:
         if len(entries) != 1:
@@ -99,34 +126,11 @@ def analyze(source: str, entry_point: str | None = None) -> WgslFacts:
         entry_point = entries[0]
     if entry_point not in mod.entries:
         raise WgslgenError(f"no @compute entry point `{entry_point}`")
-    if "workgroup_size" not in (attrs := mod.entries[entry_point]):
-        raise WgslgenError(f"entry point `{entry_point}` has no @workgroup_size")
-    dims = [mod.evaluate(a, b) for a, b in mod.split_args(*attrs["workgroup_size"])]
-    if not 1 <= len(dims) <= 3 or min(dims) < 1:
-        raise WgslgenError(f"entry point `{entry_point}`: bad @workgroup_size {dims}")
-    x, y, z = (*dims, 1, 1)[:3]
-
+    missing: list[str] = []
+    x, y, z = _workgroup_size(mod, entry_point, missing)
     used = _statically_used(mod, entry_point) & {name for _, name, *_ in mod.vars}
-    workgroup_vars: dict[str, int] = {}
-    uniform_vars: dict[str, int] = {}
-    storage = groups = 0
-    for space, name, typ, var_attrs, line in mod.vars:
-        if "group" in var_attrs:
-            groups = max(groups, mod.evaluate(*var_attrs["group"]) + 1)
-        if typ is None:
-            raise WgslgenError(f"line {line}: `var {name}` needs an explicit type here")
-        if space == "workgroup":
-            # Every variable's layout is read, so a bad one fails whichever entry point is
-            # asked for (as a compiler rejects the whole module), but only used ones count:
-            # roundUp(16, roundUp(align, size)) each, as WebGPU's createComputePipeline
-            # validation and Tint's GetWorkgroupStorageSize count them (checked against Dawn).
-            align, size = mod.layout(typ)
-            if name in used:
-                workgroup_vars[name] = round_up(16, round_up(align, size))
-        elif space == "uniform":
-            uniform_vars[name] = mod.layout(typ)[1]
-        storage += space == "storage"
-
+    counts = _bindings(mod, used, missing)
+    toks = mod.t
     uses_f16 = any(
         (t.kind == "ident" and _F16_TYPE.fullmatch(t.text))
         or (t.kind == "num" and t.text[-1] == "h")
@@ -137,23 +141,87 @@ def analyze(source: str, entry_point: str | None = None) -> WgslFacts:
         or (t.text in _SUBGROUP_BUILTINS and k >= 2 and toks[k - 2].text == "builtin")
         for k, t in enumerate(toks)
     )
+    int64 = {t.text for t in toks if t.kind == "ident" and t.text in ("u64", "i64")}
     return WgslFacts(
         entry_point=entry_point,
         entry_points=entries,
         workgroup_size=(x, y, z),
         invocations=x * y * z,
-        workgroup_bytes=sum(workgroup_vars.values()),
-        workgroup_vars=workgroup_vars,
         enables=frozenset(mod.enables),
         uses_f16=uses_f16,
         uses_subgroups=uses_subgroups,
-        storage_buffers=storage,
-        uniform_buffers=len(uniform_vars),
-        uniform_bytes=sum(uniform_vars.values()),
-        uniform_vars=uniform_vars,
-        bind_groups=groups,
         used_vars=frozenset(used),
+        stages=dict(mod.stages),
+        overrides=frozenset(mod.overrides),
+        needs_overrides=tuple(dict.fromkeys(missing)),
+        int64=frozenset(int64 - set(mod.structs) - set(mod.aliases)),
+        **counts,
     )
+
+
+def _workgroup_size(mod: Module, entry_point: str, missing: list[str]) -> tuple[int, int, int]:
+    if "workgroup_size" not in (attrs := mod.entries[entry_point]):
+        raise WgslgenError(f"entry point `{entry_point}` has no @workgroup_size")
+    dims = []
+    for a, b in mod.split_args(*attrs["workgroup_size"]):
+        try:
+            dims.append(mod.evaluate(a, b))
+        except MissingOverride as e:
+            missing.append(e.name)
+            dims.append(1)
+    if not 1 <= len(dims) <= 3 or min(dims) < 1:
+        raise WgslgenError(f"entry point `{entry_point}`: bad @workgroup_size {dims}")
+    x, y, z = (*dims, 1, 1)[:3]
+    return x, y, z
+
+
+_SAMPLED = re.compile(r"texture_(?:depth_)?(?:multisampled_)?(?:1d|2d|2d_array|3d|cube|cube_array)")
+
+
+def _bindings(mod: Module, used: set[str], missing: list[str]) -> dict:
+    """Workgroup memory, buffer, texture and sampler counts, and immediate bytes."""
+    workgroup_vars: dict[str, int] = {}
+    uniform_vars: dict[str, int] = {}
+    storage = groups = storage_tex = sampled = samplers = immediate = 0
+    for space, name, typ, var_attrs, line in mod.vars:
+        if "group" in var_attrs:
+            groups = max(groups, mod.evaluate(*var_attrs["group"]) + 1)
+        if typ is None:
+            raise WgslgenError(f"line {line}: `var {name}` needs an explicit type here")
+        try:
+            if space == "workgroup":
+                # Every variable's layout is read, so a bad one fails whichever entry point is
+                # asked for (as a compiler rejects the whole module), but only used ones count:
+                # roundUp(16, roundUp(align, size)) each, as WebGPU's createComputePipeline
+                # validation and Tint's GetWorkgroupStorageSize count them (checked with Dawn).
+                align, size = mod.layout(typ)
+                if name in used:
+                    workgroup_vars[name] = round_up(16, round_up(align, size))
+            elif space == "uniform":
+                uniform_vars[name] = mod.layout(typ)[1]
+            elif space == "immediate" and name in used:
+                immediate += mod.layout(typ)[1]
+        except MissingOverride as e:
+            missing.append(e.name)
+        storage += space == "storage"
+        kind = typ[1] if typ[0] in ("opaque", "named") else ""
+        if space == "handle" and name in used:
+            storage_tex += kind.startswith("texture_storage")
+            sampled += bool(_SAMPLED.fullmatch(kind)) or kind == "texture_external"
+            samplers += kind in ("sampler", "sampler_comparison")
+    return {
+        "workgroup_bytes": sum(workgroup_vars.values()),
+        "workgroup_vars": workgroup_vars,
+        "storage_buffers": storage,
+        "uniform_buffers": len(uniform_vars),
+        "uniform_bytes": sum(uniform_vars.values()),
+        "uniform_vars": uniform_vars,
+        "bind_groups": groups,
+        "storage_textures": storage_tex,
+        "sampled_textures": sampled,
+        "samplers": samplers,
+        "immediate_bytes": immediate,
+    }
 
 
 def required_features(facts: WgslFacts) -> frozenset[str]:

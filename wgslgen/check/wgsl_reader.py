@@ -4,9 +4,10 @@ integer const-expressions and WGSL's memory layout rules."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from wgslgen.check.wgsl_consts import Evaluator, MissingOverride
 from wgslgen.errors import WgslgenError
 
 _TOKEN = re.compile(
@@ -21,8 +22,7 @@ _BLOCK_TOKEN = re.compile(r"/\*|\*/")
 _SCALARS = {"bool": (4, 4), "i32": (4, 4), "u32": (4, 4), "f32": (4, 4), "f16": (2, 2)}
 _SUFFIX_SCALAR = {"f": "f32", "i": "i32", "u": "u32", "h": "f16"}
 _CLOSE = {"(": ")", "[": "]", "{": "}", "<": ">"}
-_BINARY_OPS = (("<<", ">>"), ("+", "-"), ("*", "/", "%"))  # loosest binding first
-_FUNCS: dict[str, Callable[..., int]] = {"min": min, "max": max, "abs": abs, "u32": int, "i32": int}
+STAGES = ("compute", "vertex", "fragment")
 Attrs = dict[str, tuple[int, int]]  # attribute name -> token range of its arguments
 
 
@@ -67,6 +67,17 @@ def tokenize(text: str) -> list[Tok]:
     return toks
 
 
+def _pairs(texts: list[str]) -> dict[int, int]:
+    """Opening ( [ { index -> index just past its closing bracket, for balanced pairs."""
+    pairs, stack = {}, []
+    for k, text in enumerate(texts):
+        if text in ("(", "[", "{"):
+            stack.append(k)
+        elif text in (")", "]", "}") and stack and _CLOSE[texts[stack[-1]]] == text:
+            pairs[stack.pop()] = k + 1
+    return pairs
+
+
 def round_up(align: int, size: int) -> int:
     return (size + align - 1) // align * align
 
@@ -74,10 +85,18 @@ def round_up(align: int, size: int) -> int:
 class Module:
     """Module-scope declarations of one WGSL text; constants and layouts evaluated lazily."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, overrides: Mapping[str, float] | None = None) -> None:
         self.text = strip_comments(text)
         self.t = tokenize(self.text)
         self.consts: dict[str, tuple[int, int]] = {}  # name -> token range of the initializer
+        self.const_types: dict[str, str | None] = {}  # name -> declared type, if any
+        self.overrides: dict[str, int] = {}  # override name -> token index of its name
+        self.given = dict(overrides or {})  # values for overrides (pipeline constants)
+        self.access: dict[str, str] = {}  # module var -> access mode written in var<space, mode>
+        self.stages: dict[str, str] = {}  # every entry point -> compute / vertex / fragment
+        self.stage_attrs: dict[str, Attrs] = {}  # every entry point's attributes
+        self.diagnostics: list[tuple[str, str]] = []  # diagnostic(severity, rule) directives
+        self.fn_attrs: dict[str, Attrs] = {}  # every function's attributes
         self.aliases: dict[str, Any] = {}
         self.structs: dict[str, list[tuple[Any, Attrs]]] = {}
         self.vars: list[tuple[str, str, Any, Attrs, int]] = []  # space, name, type, attrs, line
@@ -85,12 +104,15 @@ class Module:
         self.fns: dict[str, tuple[int, int, int]] = {}  # name -> "(" of params, "{", end of body
         self.enables: set[str] = set()
         self._values: dict[str, int | None] = {}  # None while being evaluated (cycle check)
+        self._refs: dict[str, set[str]] = {}
+        self.texts = [t.text for t in self.t]
+        self._pairs = _pairs(self.texts)
         self._layouts: dict[str, tuple[int, int] | None] = {}
         self._parse()
 
     # -- scanning --------------------------------------------------------------------------
     def _at(self, i: int) -> str:
-        return self.t[i].text if i < len(self.t) else ""
+        return self.texts[i] if 0 <= i < len(self.texts) else ""
 
     def _fail(self, i: int, why: str) -> WgslgenError:
         line = self.t[min(i, len(self.t) - 1)].line if self.t else 1
@@ -98,6 +120,8 @@ class Module:
 
     def _match(self, i: int) -> int:
         """Index just past the bracket that closes the one at ``i``."""
+        if i in self._pairs:
+            return self._pairs[i]
         opener, depth = self._at(i), 0
         for j in range(i, len(self.t)):
             depth += (self.t[j].text == opener) - (self.t[j].text == _CLOSE[opener])
@@ -147,8 +171,11 @@ class Module:
             elif word == "fn":
                 body = self._skip_to(i, ("{",))
                 self.fns[name] = (self._expect(i + 2, "(") - 1, body, self._match(body))
+                self.fn_attrs[name] = attrs
                 if "compute" in attrs:
                     self.entries[name] = attrs
+                for stage in (s for s in STAGES if s in attrs):
+                    self.stages[name], self.stage_attrs[name] = stage, attrs
                 i = self.fns[name][2]
             else:  # a declaration that ends with ';'
                 end = self._skip_to(i, (";",))
@@ -157,6 +184,14 @@ class Module:
                 elif word in ("const", "override"):
                     eq = self._skip_to(i, ("=",), end)
                     self.consts[name] = (eq + 1, end) if eq < end else (end, end)
+                    typed = self._at(i + 2) == ":"
+                    self.const_types[name] = self._at(i + 3) if typed else None
+                    if word == "override":
+                        self.overrides[name] = i + 1
+                elif word == "diagnostic":
+                    words = [t.text for t in self.t[i + 1 : end] if t.kind == "ident"]
+                    if len(words) >= 2:
+                        self.diagnostics.append((words[0], ".".join(words[1:])))
                 elif word == "alias":
                     self.aliases[name] = self._type(self._expect(i + 2, "="))[0]
                 elif word == "var":
@@ -177,9 +212,13 @@ class Module:
         return body_end + 1
 
     def _var(self, i: int, attrs: Attrs) -> None:
-        space = self._at(i + 1) if self._at(i) == "<" else "function"
-        i = self._match(i) if self._at(i) == "<" else i
-        typ = self._type(i + 2)[0] if self._at(i + 1) == ":" else None
+        space = self._at(i + 1) if self._at(i) == "<" else "handle"
+        if self._at(i) == "<":
+            i = self._match(i)
+            self.access[self._at(i)] = self._at(i - 2) if self._at(i - 3) == "," else "read"
+        typ, after = self._type(i + 2) if self._at(i + 1) == ":" else (None, i)
+        if typ and typ[0] == "opaque" and typ[1].startswith("texture_storage"):
+            self.access[self._at(i)] = self._at(after - 2)  # texture_storage_2d<fmt, access>
         self.vars.append((space, self._at(i), typ, attrs, self.t[i].line))
 
     def _type(self, i: int) -> tuple[Any, int]:
@@ -213,6 +252,12 @@ class Module:
 
     # -- function bodies -------------------------------------------------------------------
     def references(self, fn: str) -> set[str]:
+        """Module-scope names used in the body of ``fn`` (computed once per function)."""
+        if fn not in self._refs:
+            self._refs[fn] = self._references(fn)
+        return self._refs[fn]
+
+    def _references(self, fn: str) -> set[str]:
         """Identifiers in the body of ``fn`` that resolve at module scope.
 
         Not counted: struct members and swizzles (after ``.``), attribute names, parameters,
@@ -258,9 +303,15 @@ class Module:
             return v
         if name not in self.consts:
             raise self._fail(at, f"unknown constant `{name}`")
+        if name in self.overrides and name in self.given:
+            value = self.given[name]
+            if value != int(value):
+                raise self._fail(at, f"override `{name}` = {value} is not an integer")
+            return int(value)
         start, end = self.consts[name]
         if start == end:
-            raise self._fail(at, f"override `{name}` has no default value")
+            line = self.t[min(at, len(self.t) - 1)].line
+            raise MissingOverride(f"line {line}: override `{name}` has no default value", name)
         self._values[name] = None
         try:
             self._values[name] = v = self.evaluate(start, end)
@@ -271,7 +322,7 @@ class Module:
 
     def evaluate(self, start: int, end: int) -> int:
         """Evaluate the integer const-expression held by tokens ``start:end`` (no eval())."""
-        return _Evaluator(self, start, end).run()
+        return Evaluator(self, start, end).run()
 
     # -- memory layout (WGSL §14.4) ---------------------------------------------------------
     def layout(self, typ: Any) -> tuple[int, int]:
@@ -318,87 +369,3 @@ class Module:
             struct_align = max(struct_align, align)
         self._layouts[name] = got = (struct_align, round_up(struct_align, offset))
         return got
-
-
-class _Evaluator:
-    """Precedence-climbing evaluator of WGSL integer const-expressions."""
-
-    def __init__(self, module: Module, start: int, end: int) -> None:
-        self.m, self.i, self.start, self.end = module, start, start, end
-
-    def run(self) -> int:
-        v = self._binary(0)
-        if self.i != self.end:
-            raise self._error(f"unexpected {self._peek()!r}")
-        return v
-
-    def _error(self, why: str) -> WgslgenError:
-        first, last = self.m.t[self.start], self.m.t[max(self.start, self.end - 1)]
-        text = " ".join(self.m.text[first.pos : last.pos + len(last.text)].split())
-        return self.m._fail(self.start, f"cannot evaluate `{text}`: {why}")
-
-    def _peek(self, k: int = 0) -> str:
-        return self.m.t[self.i + k].text if self.i + k < self.end else ""
-
-    def _binary(self, level: int) -> int:
-        if level == len(_BINARY_OPS):
-            return self._unary()
-        v = self._binary(level + 1)
-        while True:
-            op = self._peek()
-            if op in ("<", ">") and self._peek(1) == op:  # << and >> arrive as two tokens
-                op *= 2
-            if op not in _BINARY_OPS[level]:
-                return v
-            self.i += len(op)
-            rhs = self._binary(level + 1)
-            if op in ("/", "%"):
-                if rhs == 0:
-                    raise self._error("division by zero")
-                # WGSL integer division truncates toward zero, like C, unlike Python's //.
-                q = abs(v) // abs(rhs) * (1 if (v >= 0) == (rhs >= 0) else -1)
-                v = q if op == "/" else v - q * rhs
-            elif op in ("<<", ">>"):
-                if rhs < 0:
-                    raise self._error(f"negative shift by {rhs}")
-                v = v << rhs if op == "<<" else v >> rhs
-            else:
-                v = v + rhs if op == "+" else v - rhs if op == "-" else v * rhs
-
-    def _unary(self) -> int:
-        if self._peek() == "-":
-            self.i += 1
-            return -self._unary()
-        if self.i >= self.end:
-            raise self._error("expression ends early")
-        tok = self.m.t[self.i]
-        self.i += 1
-        if tok.kind == "num":
-            if tok.text[:2] in ("0x", "0X"):
-                return int(tok.text[2:].rstrip("iu"), 16)
-            if tok.text[-1] in "fh" or "." in tok.text or "e" in tok.text.lower():
-                raise self._error(f"`{tok.text}` is not an integer")
-            return int(tok.text.rstrip("iu"))
-        if tok.text == "(":
-            v = self._binary(0)
-            self.i = self._close(")")
-            return v
-        if tok.kind != "ident":
-            raise self._error(f"unexpected {tok.text!r}")
-        if self._peek() != "(":
-            return self.m.value(tok.text, self.i - 1)
-        if tok.text not in _FUNCS:
-            raise self._error(f"function `{tok.text}` is not supported here")
-        self.i += 1
-        args = [self._binary(0)]
-        while self._peek() == "," and self._peek(1) != ")":
-            self.i += 1
-            args.append(self._binary(0))
-        self.i += self._peek() == ","  # a trailing comma is allowed
-        self.i = self._close(")")
-        return _FUNCS[tok.text](*args)
-
-    def _close(self, text: str) -> int:
-        if self._peek() != text:
-            raise self._error(f"expected {text!r}, found {self._peek() or 'the end'!r}")
-        return self.i + 1

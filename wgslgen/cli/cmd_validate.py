@@ -1,4 +1,4 @@
-"""`wgslgen validate`: naga, wgpu and Dawn verdicts and limit profiles for every rendering."""
+"""`wgslgen validate`: per-file verdicts (naga/wgpu, Tint, limit profiles) that never abort."""
 
 from __future__ import annotations
 
@@ -6,8 +6,17 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from rich.markup import escape
+
 from wgslgen.check.limits import load_profile
-from wgslgen.check.validate import ValidationReport, is_limit_failure, validate
+from wgslgen.check.validate import (
+    FileProblem,
+    ValidationReport,
+    VariantResult,
+    is_limit_failure,
+    validate,
+)
+from wgslgen.cli.options import ListAction
 from wgslgen.cli.output import (
     add_common_options,
     console,
@@ -17,97 +26,146 @@ from wgslgen.cli.output import (
     print_table,
     progress,
 )
+from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.renderer import RenderedVariant, render_families
 from wgslgen.spec.loader import discover, select
+
+IMPLEMENTATIONS = ("naga", "tint")  # --require names besides the limit profiles
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``validate`` command."""
     p = sub.add_parser(
-        "validate", help="compile every variant with naga, wgpu and Dawn; check limit profiles"
+        "validate",
+        help="judge every variant or .wgsl file: naga/wgpu, Tint (Dawn or its rules), limits",
     )
     add_common_options(p, variants=True)
     add_validation_options(p)
     p.set_defaults(run=run)
 
 
+def override_value(text: str) -> tuple[str, float]:
+    """'NAME=VALUE' → (name, number): a pipeline-overridable constant's value."""
+    name, sep, value = text.partition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        number = None
+    if not sep or not name.strip().isidentifier() or number is None:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=NUMBER, e.g. wg_size=64")
+    return name.strip(), int(number) if number.is_integer() else number
+
+
 def add_validation_options(p: argparse.ArgumentParser) -> None:
-    """--engines, --profile and --require (shared with `build`)."""
+    """--engines, --profile, --require and --override (shared with `build`)."""
     p.add_argument(
         "--engines",
+        action=ListAction,
         metavar="LIST",
-        help="comma-separated engines: naga,wgpu,dawn (default: every available)",
+        help="engines: naga,wgpu,dawn (repeatable or comma list; default: every available)",
     )
     p.add_argument(
         "--profile",
-        action="append",
+        action=ListAction,
         metavar="NAME",
         help="limit profile: webgpu (default), compat, wgpu-downlevel, adapter, "
         "or a JSON file (repeatable)",
     )
     p.add_argument(
         "--require",
+        action=ListAction,
+        metavar="NAME",
+        help="exit 1 unless every file compiles and fits: a profile (webgpu: Chrome and "
+        "Firefox at default limits), or only one implementation: tint, naga (repeatable)",
+    )
+    p.add_argument(
+        "--override",
         action="append",
-        metavar="PROFILE",
-        help="exit 1 unless every variant fits this profile (repeatable)",
+        type=override_value,
+        metavar="NAME=VALUE",
+        help="value of a WGSL `override` (a pipeline constant): used for workgroup sizes and "
+        "array sizes and passed to wgpu and Dawn (repeatable)",
     )
 
 
-def _renderings(args: argparse.Namespace) -> list[RenderedVariant]:
+def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[FileProblem]]:
+    """Every rendering, and each kernel or file that could not be rendered, with why."""
     kernels = select(discover(args.templates), args.kernel)
     overrides = parse_overrides(getattr(args, "set", None))
-    out = []
+    out, problems = [], []
     for spec in kernels:
-        variants = apply_overrides(spec, overrides)
-        for variant in variants:
-            out.extend(render_families(variant))
-    return out
+        try:
+            rendered = [r for v in apply_overrides(spec, overrides) for r in render_families(v)]
+        except (OSError, UnicodeDecodeError) as e:
+            problems.append(FileProblem(spec.name, str(spec.template_path), f"cannot read: {e}"))
+            continue
+        except WgslgenError as e:
+            if not spec.plain:
+                raise  # a template or spec error is the user's own kernel: say it as before
+            reason = f"cannot analyse: {str(e).splitlines()[0]}"
+            problems.append(FileProblem(spec.name, str(spec.template_path), reason))
+            continue
+        out.extend(rendered)
+    return out, problems
 
 
 def run(args: argparse.Namespace) -> int:
     """Validate the selected renderings and report."""
-    return _validate_and_report(args, _renderings(args))
+    rendered, problems = _renderings(args)
+    return _validate_and_report(args, rendered, problems)
 
 
 def validate_after_build(args: argparse.Namespace, plan: Any) -> int:
     """The validation `wgslgen build` runs on what it just rendered."""
-    return _validate_and_report(args, plan.rendered)
+    return _validate_and_report(args, plan.rendered, [])
 
 
-def _validate_and_report(args: argparse.Namespace, rendered: Sequence[RenderedVariant]) -> int:
-    names = sorted(
-        {*(getattr(args, "profile", None) or ["webgpu"]), *(getattr(args, "require", None) or [])},
-        key=lambda n: (n != (getattr(args, "profile", None) or ["webgpu"])[0], n),
-    )
-    profiles = [load_profile(n) for n in names]
-    engines = (
-        [e.strip() for e in args.engines.split(",")] if getattr(args, "engines", None) else None
-    )
+def _profile_names(args: argparse.Namespace) -> list[str]:
+    asked = list(getattr(args, "profile", None) or ["webgpu"])
+    required = [n for n in getattr(args, "require", None) or [] if n not in IMPLEMENTATIONS]
+    if any(n in IMPLEMENTATIONS for n in getattr(args, "require", None) or []):
+        required.append("webgpu")  # tint / naga: at the default limits
+    return list(dict.fromkeys([asked[0], *sorted({*asked, *required} - {asked[0]})]))
+
+
+def _unmet(report: ValidationReport, requirement: str) -> list[VariantResult]:
+    """Renderings that break ``--require requirement``."""
+    if requirement in IMPLEMENTATIONS:
+        bad = report.not_compiling(requirement) + report.not_fitting("webgpu")
+    else:
+        name = load_profile(requirement).name
+        bad = report.not_fitting(name) + report.not_compiling("naga")
+        bad += report.not_compiling("tint")
+    return list({id(r): r for r in bad}.values())
+
+
+def _validate_and_report(
+    args: argparse.Namespace, rendered: Sequence[RenderedVariant], problems: list[FileProblem]
+) -> int:
+    profiles = [load_profile(n) for n in _profile_names(args)]
+    engines = getattr(args, "engines", None) or None
+    overrides = dict(getattr(args, "override", None) or [])
     with progress("validating", 3, enabled=not args.json) as bar:
-        report = validate(rendered, profiles, engines, on_done=bar.advance)
+        report = validate(rendered, profiles, engines, bar.advance, overrides, problems)
     if args.json:
         emit_json(report.to_dict())
     else:
         _print_report(report)
-    failed_requirements = [
-        p
-        for p in (getattr(args, "require", None) or [])
-        if report.not_fitting(load_profile(p).name)
-    ]
-    for p in failed_requirements:
-        # On stderr under --json: stdout must stay one JSON document.
-        (err_console if args.json else console).print(
-            f"[red]--require {p}:[/] {len(report.not_fitting(load_profile(p).name))} "
-            "variant(s) do not fit"
-        )
+    unmet = {p: _unmet(report, p) for p in getattr(args, "require", None) or []}
+    for p, bad in unmet.items():
+        if bad:  # on stderr under --json: stdout must stay one JSON document
+            (err_console if args.json else console).print(
+                f"[red]--require {p}:[/] {len(bad)} variant(s) do not fit or do not compile"
+            )
     # An engine asked for by name that could not run validated nothing: not a pass.
     unusable = {n: why for n, why in report.engines_missing.items() if n in (engines or [])}
     for name, why in unusable.items():
         print_error(f"--engines {name}: not available: {why}")
     if unusable:
         return 2
-    return 1 if report.compile_failures() or failed_requirements else 0
+    failed = report.compile_failures() or report.problems() or any(unmet.values())
+    return 1 if failed else 0
 
 
 def _cell(verdict: Any) -> str:
@@ -118,37 +176,71 @@ def _cell(verdict: Any) -> str:
     return ("limit: " if is_limit_failure(verdict) else "error: ") + verdict.message[:70]
 
 
+def _implementation_cell(result: VariantResult, name: str) -> str:
+    verdict = result.implementations.get(name)
+    if result.problems:
+        return result.problems[0][:70]
+    if verdict is None or verdict.ok is None:
+        return "-"
+    if verdict.ok:
+        return "ok" + (" (static)" if verdict.source == "static" else "")
+    return ("gap: " if verdict.gap else "error: ") + verdict.reasons[0][:70]
+
+
 def _print_report(report: ValidationReport) -> None:
     engines = list(report.engine_versions)
     rows = []
     for r in report.results:
+        family = r.rendered.family if r.rendered else "any"
         rows.append(
             [
-                r.rendered.name + ("" if r.rendered.family == "any" else f" [{r.rendered.family}]"),
+                r.name + ("" if family == "any" else f" [{family}]"),
                 *(_cell(r.engines.get(e)) for e in engines),
-                *("ok" if r.fits(p) else r.profiles[p][0] for p in report.profiles),
+                *(_implementation_cell(r, i) for i in IMPLEMENTATIONS),
+                *("ok" if r.fits(p) else (r.profiles.get(p) or ["-"])[0] for p in report.profiles),
             ]
         )
-    print_table("wgslgen validate", ["variant", *engines, *report.profiles], rows)
-    for d in report.diagnostics():
-        shown = ", ".join(d.variants[:4]) + (
-            f" and {len(d.variants) - 4} more" if len(d.variants) > 4 else ""
-        )
-        console.print(
-            f"[bold red]error[/] ({d.engine}): {d.message}\n"
-            f"  --> {d.generated}\n  --> template {d.template}\n"
-            f"  in {len(d.variants)} variant(s): {shown}"
-        )
-        detail = "\n".join("      " + line for line in d.detail.splitlines()[:12])
-        if detail:
-            console.print(detail, markup=False)
+    columns = [*engines, "naga/wgpu (Firefox)", "Tint (Chrome)", *report.profiles]
+    print_table("wgslgen validate", ["variant", *columns], rows)
+    _print_problems(report)
+    _print_diagnostics(report)
     for name, why in report.engines_missing.items():
-        console.print(f"[yellow]engine {name} not used:[/] {why}")
+        console.print(f"[yellow]engine {name} not used:[/] {escape(why)}")  # [dawn] is text
     versions = "; ".join(f"{n}: {v}" for n, v in report.engine_versions.items())
     fits = ", ".join(
         f"{len(report.results) - len(report.not_fitting(p))} fit {p}" for p in report.profiles
     )
     console.print(
-        f"{len(report.results)} renderings, "
-        f"{len(report.compile_failures())} fail to compile, {fits} ({versions})"
+        f"{len(report.results)} renderings, {len(report.compile_failures())} fail to compile, "
+        f"{len(report.problems())} cannot be judged in full, {fits} ({versions})"
     )
+
+
+def _print_problems(report: ValidationReport) -> None:
+    for r in report.results:
+        for problem in r.problems:
+            hint = ""
+            if problem.startswith("needs override values: "):
+                names = problem.split(": ", 1)[1].split(", ")
+                hint = "; pass " + " ".join(f"--override {n}=VALUE" for n in names)
+            console.print(f"[bold red]error[/]: {escape(f'{r.file}: {problem}{hint}')}")
+        for name, verdict in r.implementations.items():
+            if verdict.gap:
+                console.print(
+                    f"[yellow]gap[/] ({name}): {escape(f'{r.file}: {verdict.reasons[0]}')}"
+                )
+
+
+def _print_diagnostics(report: ValidationReport) -> None:
+    for d in report.diagnostics():
+        shown = ", ".join(d.variants[:4]) + (
+            f" and {len(d.variants) - 4} more" if len(d.variants) > 4 else ""
+        )
+        console.print(
+            f"[bold red]error[/] ({d.engine}): {escape(d.message)}\n"
+            f"  --> {escape(d.generated)}\n  --> template {escape(d.template)}\n"
+            f"  in {len(d.variants)} variant(s): {shown}"
+        )
+        detail = "\n".join("      " + line for line in d.detail.splitlines()[:12])
+        if detail:
+            console.print(detail, markup=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
@@ -23,7 +24,6 @@ from wgslgen.spec.kernel import (
 from wgslgen.spec.schema import SAFE_NAME
 
 
-
 def bundled_templates() -> Path:
     """The bundled kernel library: package data when installed, templates/ in a checkout."""
     packaged = resources.files("wgslgen") / "_bundled"  # mapped to templates/ by pyproject
@@ -32,6 +32,8 @@ def bundled_templates() -> Path:
     return Path(__file__).resolve().parents[2] / "templates"
 
 
+# A plain file's name may also hold dots (model_load.comp.wgsl); never "..".
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 DEFAULT_TEMPLATES = bundled_templates()
 
 
@@ -87,8 +89,9 @@ def _kernels_in(path: Path) -> list[KernelSpec]:
 
 def load_plain(path: Path) -> KernelSpec:
     """A plain WGSL file as a kernel with no axes, no interface and no problem."""
-    name = path.stem
-    _check_safe_name(name, f"{path}: kernel name")
+    name = path.stem  # "model_load.comp.wgsl" -> "model_load.comp": dots are fine in a path
+    if not _PLAIN_NAME.match(name) or ".." in name:
+        _check_safe_name(name, f"{path}: kernel name")
     return KernelSpec(
         name=name,
         folder=path.parent,
@@ -106,11 +109,14 @@ def load_plain(path: Path) -> KernelSpec:
 
 
 def _guess_entry_point(path: Path) -> str:
-    import re
+    """The first @compute function, by a real parse (comments stripped); "main" when the file
+    cannot be read or parsed: validation then reports that file's problem on its own line."""
+    from wgslgen.check.wgsl import compute_entry_points
 
-    text = path.read_text(encoding="utf-8")
-    m = re.search(r"@compute[^;{]*?\bfn\s+([A-Za-z_]\w*)", text, re.S)
-    return m.group(1) if m else "main"
+    try:
+        return (compute_entry_points(path.read_text(encoding="utf-8")) or ("main",))[0]
+    except (OSError, UnicodeDecodeError, WgslgenError):
+        return "main"
 
 
 def _check_safe_name(name: Any, where: str) -> None:

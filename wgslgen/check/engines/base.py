@@ -21,6 +21,7 @@ class ShaderInput:
     limits: Mapping[str, int] = field(default_factory=dict)
     path: str | None = None  # shown in diagnostics instead of the id when given
     entry_point: str | None = None  # None: the module's only entry point
+    constants: Mapping[str, float] = field(default_factory=dict)  # pipeline-overridable values
 
 
 @dataclass(frozen=True)

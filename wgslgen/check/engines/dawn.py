@@ -181,6 +181,7 @@ class DawnEngine:
                 "features": sorted(shader.features),
                 "limits": dict(shader.limits),
                 "entry_point": shader.entry_point,
+                "constants": dict(shader.constants),
             }
             try:
                 worker.send(request)

@@ -2,7 +2,7 @@
 
 Started by wgslgen.engines.dawn as ``python -m wgslgen.engines.dawn_worker``. It first prints
 ``{"ready": true, "version": ...}`` (or ``{"ready": false, "error": ...}``), then answers each
-request line ``{"id", "source", "features", "limits", "entry_point"}`` with one line
+request line ``{"id", "source", "features", "limits", "entry_point", "constants"}`` with one line
 ``{"id", "ok", "message", "diagnostic"}``.
 """
 
@@ -80,6 +80,8 @@ class _Validator:
             compute: dict[str, Any] = {"module": module}
             if req.get("entry_point"):
                 compute["entry_point"] = req["entry_point"]
+            if req.get("constants"):
+                compute["constants"] = req["constants"]
             device.create_compute_pipeline(layout="auto", compute=compute)
             answer["ok"] = True
         except self.wgpu.GPUValidationError as e:

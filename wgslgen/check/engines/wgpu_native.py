@@ -52,7 +52,7 @@ class WgpuEngine:
         try:
             import wgpu  # noqa: F401
         except ImportError:
-            return "wgpu-py is not installed: pip install wgpu==0.32.0"
+            return "wgpu-py is not installed: pip install 'wgpu>=0.29,<0.33'"
         try:
             self._get_adapter()
         except WgslgenError as e:
@@ -97,6 +97,8 @@ class WgpuEngine:
                 compute: dict[str, Any] = {"module": module}
                 if shader.entry_point:
                     compute["entry_point"] = shader.entry_point
+                if shader.constants:
+                    compute["constants"] = dict(shader.constants)
                 device.create_compute_pipeline(layout="auto", compute=compute)
                 out.append(Verdict(shader.id, self.name, True))
             except wgpu.GPUValidationError as e:
