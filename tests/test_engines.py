@@ -332,7 +332,7 @@ def test_dawn_unavailable(monkeypatch) -> None:
     import wgslgen.check.engines.dawn as dawn_module
 
     monkeypatch.setattr(dawn_module.importlib.util, "find_spec", lambda name: None)
-    assert "pip install wgslgen[dawn]" in (DawnEngine().availability() or "")
+    assert "pip install 'wgslgen[dawn]'" in (DawnEngine().availability() or "")
 
 
 # -- registry ------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from wgslgen.check.engines.base import ShaderInput, Verdict, engine_failure, failure, kill_group
 
-INSTALL_HINT = "pip install wgslgen[dawn] (the wgpudawn package)"
+INSTALL_HINT = "pip install 'wgslgen[dawn]' (the wgpudawn package)"
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from wgslgen.check.engines import naga_wasm
 from wgslgen.check.engines.base import (
     ShaderInput,
     Verdict,
@@ -25,8 +26,8 @@ from wgslgen.check.engines.base import (
 
 ADAPTER = Path(__file__).with_name("naga_cli.mjs")
 INSTALL_HINT = (
-    "install naga-cli (`cargo install naga-cli`) or Node.js and run `npm ci` in the wgslgen "
-    "checkout (for naga-wasm)"
+    "install naga-cli (`cargo install naga-cli`), or Node.js with npm: wgslgen then installs "
+    "the pinned naga-wasm into its user cache on first use (`npm ci` in a checkout)"
 )
 _SECTION = re.compile(r"^Error validating (.+):$", re.MULTILINE)
 _SUMMARY = "Validation failed for the following inputs:"
@@ -64,14 +65,16 @@ class NagaEngine:
         if naga := shutil.which("naga"):
             return [naga]
         if node := shutil.which("node"):
-            return [node, str(ADAPTER)]
+            script, self._missing = naga_wasm.adapter_script()  # may install it, once
+            return [node, str(script)] if script else None
         return None
 
     def _probe(self) -> tuple[str | None, str]:
         if self._availability is None:
             cmd = self.command()
             if cmd is None:
-                why = f"naga not found: neither `naga` nor `node` is on PATH; {INSTALL_HINT}"
+                why = getattr(self, "_missing", "") or "neither `naga` nor `node` is on PATH"
+                why = f"naga not found: {why}; {INSTALL_HINT}"
                 self._availability = (why, "")
             else:
                 done = run_process([*cmd, "--version"], timeout=min(self.timeout, 30.0))
