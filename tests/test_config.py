@@ -126,7 +126,7 @@ def test_every_command_has_examples_that_parse() -> None:
     commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     for name in commands:
         assert "examples:" in commands[name].format_help(), f"wgslgen {name} --help"
-    for name, text in EXAMPLES.items():
+    for text in EXAMPLES.values():
         for line in text.splitlines():
             command = line.split("#")[0].split("|")[0].split(">")[0].strip()
             argv = shlex.split(command.removeprefix("eval "))
@@ -160,3 +160,41 @@ def test_completion_offers_kernel_names_and_axis_values(capsys: pytest.CaptureFi
     assert axis_values("wg=", scale) == ["wg=128", "wg=32", "wg=64"]
     assert main(["completion", "bash"]) == 0
     assert "wgslgen" in capsys.readouterr().out
+
+
+def _documented_json_keys() -> dict[str, set[str]]:
+    import re
+
+    rows = {}
+    for line in (ROOT / "docs" / "json-output.md").read_text().splitlines():
+        if m := re.match(r"\| `([\w -]+)` \| (.*) \|$", line):
+            rows[m.group(1)] = set(re.findall(r"`(\w+)`", m.group(2)))
+    return rows
+
+
+def test_json_outputs_carry_schema_version_and_documented_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    documented = _documented_json_keys()
+    scale = str(GOOD_KERNELS / "scale")
+    runs = {
+        "list": ["list", "--json", "--templates", scale],
+        "build": ["build", "--json", "--no-validate", "--templates", scale, "--out", str(tmp_path)],
+        "build --check": [
+            "build",
+            "--json",
+            "--check",
+            "--no-validate",
+            "--templates",
+            scale,
+            "--out",
+            str(tmp_path),
+        ],
+        "validate": ["validate", "--json", "--templates", str(GOOD_KERNELS / "seed.wgsl")],
+        "db show": ["db", "show", "--json", "--db", str(tmp_path / "none.jsonl")],
+    }
+    for name, argv in runs.items():
+        main(argv)
+        out = json.loads(capsys.readouterr().out)
+        assert out.pop("schema_version") == 1, name
+        assert set(out) == documented[name], name

@@ -139,3 +139,47 @@ def test_every_kernel_toml_validates_against_the_json_schema() -> None:
     # ... and the schema refuses what the loader refuses (it is not just `{}`).
     bad = tomllib.loads((BROKEN_KERNELS / "unknown_key" / "scale" / "kernel.toml").read_text())
     assert list(validator.iter_errors(bad))
+
+
+def test_kernel_format_doc_is_generated_from_the_models() -> None:
+    from wgslgen.spec.schema_export import DOCS_PATH, regenerated_docs
+
+    text = DOCS_PATH.read_text(encoding="utf-8")
+    assert regenerated_docs(text) == text, "run `python -m wgslgen.spec.schema_export`"
+
+
+def test_kernel_format_doc_names_every_key_the_loader_accepts() -> None:
+    import re
+
+    from wgslgen.spec.schema import tables
+    from wgslgen.spec.schema_export import DOCS_PATH
+
+    documented: dict[str, set[str]] = {}
+    section = None
+    for line in DOCS_PATH.read_text(encoding="utf-8").splitlines():
+        if m := re.match(r"### (top level|\[\[?([\w.]+)\]?\])$", line):
+            section = "" if m.group(1) == "top level" else m.group(2)
+            documented[section] = set()
+        elif section is not None and (m := re.match(r"\| `(\w+)` \|", line)):
+            documented[section].add(m.group(1))
+    accepted = {
+        name: {f.alias or key for key, f in model.model_fields.items()}
+        for name, model in tables().items()
+    }
+    assert documented == accepted
+
+
+def test_kernel_format_doc_covers_every_lib_macro() -> None:
+    import re
+
+    from wgslgen.spec.schema_export import DOCS_PATH
+
+    text = DOCS_PATH.read_text(encoding="utf-8")
+    macros = [
+        m.group(1)
+        for path in sorted((TEMPLATES / "_lib").glob("*.j2"))
+        for m in re.finditer(r"\{%-?\s*macro\s+(\w+)\(", path.read_text(encoding="utf-8"))
+    ]
+    assert len(macros) >= 10
+    missing = [m for m in macros if f"**`{m}(" not in text]
+    assert not missing

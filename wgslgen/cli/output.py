@@ -21,8 +21,13 @@ def print_error(message: str) -> None:
     err_console.print("error: " + message, markup=False, style="bold red", soft_wrap=True)
 
 
+JSON_SCHEMA_VERSION = 1  # of every command's --json object (docs/json-output.md)
+
+
 def emit_json(obj: Any) -> None:
-    """Machine output: one JSON document on stdout."""
+    """Machine output: one JSON document on stdout (an object carries ``schema_version``)."""
+    if isinstance(obj, dict):
+        obj = {"schema_version": JSON_SCHEMA_VERSION, **obj}
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
 
 
