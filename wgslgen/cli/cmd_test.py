@@ -8,12 +8,19 @@ from collections.abc import Sequence
 from rich import box
 from rich.table import Table
 
+from wgslgen.cli.options import (
+    add_device_options,
+    add_input_seed_option,
+    add_profile_option,
+    add_shape_option,
+    one_profile,
+)
 from wgslgen.cli.output import add_common_options, console, emit_json, progress
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
-from wgslgen.run.harness import DEFAULT_TIMEOUT_S, CaseResult, Harness, Report
+from wgslgen.run.harness import CaseResult, Harness, Report
 from wgslgen.run.reference import with_reference
-from wgslgen.spec.kernel import format_shape, parse_shape
+from wgslgen.spec.kernel import format_shape
 from wgslgen.spec.loader import discover, select
 
 _CELL = {
@@ -30,39 +37,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``test`` command."""
     p = sub.add_parser("test", help="run every variant against its numpy reference on a device")
     add_common_options(p, variants=True)
-    p.add_argument(
-        "--shape",
-        action="append",
-        type=parse_shape,
-        metavar="K=V,...",
-        help="test at this problem shape instead of the spec's (repeatable)",
-    )
-    p.add_argument(
-        "--profile",
-        default="adapter",
-        help="limit profile a variant must fit to be run: adapter (what the device "
-        "reports; default), webgpu, compat, wgpu-downlevel or a JSON file",
-    )
-    p.add_argument(
-        "--adapter",
-        default=None,
-        metavar="A",
-        help="adapter: cpu, gpu or a name substring (default: a GPU if any)",
-    )
+    add_shape_option(p, "test at this problem shape instead of the spec's (repeatable)")
+    add_profile_option(p, "test", "a variant must fit to be run")
+    add_device_options(p, "deadline per variant and shape")
+    add_input_seed_option(p)
     p.add_argument(
         "--reference",
         metavar="KERNEL",
         help="plain .wgsl kernels borrow this kernel's interface, problem, test "
         "shapes, tolerances and reference (as its baseline variant)",
     )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT_S,
-        metavar="S",
-        help=f"deadline per variant and shape, in seconds ({DEFAULT_TIMEOUT_S:g})",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (0)")
     p.set_defaults(run=run)
 
 
@@ -74,10 +58,11 @@ def run(args: argparse.Namespace) -> int:
     kernels = with_reference(kernels, args.reference, args.templates)
     overrides = parse_overrides(args.set)
     chooser = (lambda spec: apply_overrides(spec, overrides)) if overrides else None
-    with Harness(args.adapter, args.timeout, args.seed) as harness:
+    profile = one_profile(args)
+    with Harness(args.adapter, args.timeout, args.input_seed) as harness:
         if not args.json:
             console.print(f"adapter: {harness.adapter_info['label']}")
-        plan = harness.plan(kernels, args.shape, args.profile, chooser)
+        plan = harness.plan(kernels, args.shape, profile, chooser)
         with progress("testing", len(plan.cases), enabled=not args.json) as bar:
             report = harness.execute(
                 plan, on_case=lambda r: bar.advance(f"{r.variant} {format_shape(r.shape)}")

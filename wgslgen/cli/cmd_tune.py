@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -12,49 +11,35 @@ from rich.markup import escape
 from rich.table import Table
 
 from wgslgen.cli.cmd_db import DEFAULT_DB, format_ns, report_problems
+from wgslgen.cli.options import (
+    add_device_options,
+    add_input_seed_option,
+    add_profile_option,
+    add_shape_option,
+    duration,
+    fraction,
+    integer,
+    one_profile,
+    size_in_bytes,
+)
 from wgslgen.cli.output import add_common_options, console, emit_json, progress
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
-from wgslgen.run.harness import DEFAULT_TIMEOUT_S
-from wgslgen.spec.kernel import format_shape, parse_shape
+from wgslgen.spec.kernel import format_shape
 from wgslgen.spec.loader import discover, select
-from wgslgen.tune.db import ResultsDB, read_selection
+from wgslgen.tune.db import ResultsDB, check_writable, read_selection
 from wgslgen.tune.runner import ShapeReport, Totals, TuneOptions, TuneSession
 from wgslgen.tune.search import STRATEGIES, Budget
 from wgslgen.tune.selection import update_selection
 
 DEFAULT_SELECTION = Path("tuning/selection.json")
-_UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30}
-_SECONDS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600}
-
-
-def parse_bytes(text: str) -> int:
-    """'1048576', '32M', '32MiB', '1G' → bytes (K/M/G powers of two, as cache sizes are)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?)(i?)b?\s*", text.lower())
-    if not m:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size such as 32M or 1048576")
-    return int(float(m.group(1)) * (_UNITS[m.group(2) + "i"] if m.group(2) else 1))
-
-
-def parse_seconds(text: str) -> float:
-    """'60', '60s', '2m', '1h' → seconds."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*", text.lower())
-    if not m:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 60s or 2m")
-    return float(m.group(1)) * _SECONDS[m.group(2) or ""]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``tune`` command."""
     p = sub.add_parser("tune", help="time the correct variants per shape and select the fastest")
     add_common_options(p, variants=True)
-    p.add_argument(
-        "--shape",
-        action="append",
-        type=parse_shape,
-        metavar="K=V,...",
-        help="problem shape to tune for (repeatable; default: the spec's [tune].shapes)",
-    )
+    add_shape_option(p, "problem shape to tune for (repeatable; default: the spec's [tune].shapes)")
     p.add_argument(
         "--strategy",
         choices=STRATEGIES,
@@ -62,25 +47,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="exhaustive, random, tpe (needs optuna) or auto (default: exhaustive "
         "for a small space without a budget, else tpe or random)",
     )
-    p.add_argument("--budget", type=int, metavar="N", help="at most N variants per shape")
+    p.add_argument("--budget", type=integer(1), metavar="N", help="at most N variants per shape")
     p.add_argument(
         "--time",
-        type=parse_seconds,
+        type=duration,
         metavar="DURATION",
         help="search at most this long per shape, e.g. 60s or 2m",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of random and tpe search (0)")
     p.add_argument(
-        "--adapter",
-        metavar="A",
-        help="adapter: cpu, gpu or a name substring (default: a GPU if any)",
+        "--search-seed",
+        type=integer(0),
+        default=0,
+        metavar="N",
+        help="seed of the random and tpe search order (0)",
     )
-    p.add_argument(
-        "--profile",
-        default="adapter",
-        help="limit profile a variant must fit to be a candidate: adapter "
-        "(default), webgpu, compat, wgpu-downlevel or a JSON file",
-    )
+    add_input_seed_option(p)
+    add_device_options(p, "deadline per check and per timing job")
+    add_profile_option(p, "tune", "a variant must fit to be a candidate")
     p.add_argument(
         "--warm",
         action="store_true",
@@ -88,32 +71,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--l2-bytes",
-        type=parse_bytes,
+        type=size_in_bytes,
         metavar="SIZE",
         help="last-level cache size to flush, e.g. 32M (default 128M: 256M written)",
     )
     p.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT_S,
-        metavar="S",
-        help=f"deadline per check and per timing job, in seconds ({DEFAULT_TIMEOUT_S:g})",
-    )
-    p.add_argument(
         "--finalists",
-        type=int,
+        type=integer(1),
         default=3,
         metavar="N",
         help="re-time up to N variants within --margin of the best head-to-head (3)",
     )
     p.add_argument(
         "--margin",
-        type=float,
+        type=fraction,
         default=0.10,
         metavar="F",
         help="finalists are within this fraction of the best median (0.10)",
     )
-    p.add_argument("--rounds", type=int, default=15, help="head-to-head rounds (15)")
+    p.add_argument("--rounds", type=integer(1), default=15, help="head-to-head rounds (15)")
     p.add_argument(
         "--fresh-worker",
         choices=("auto", "always", "never"),
@@ -124,7 +100,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--retry-failed",
         action="store_true",
-        help="run again variants recorded as timeout or crash",
+        help="run again variants recorded as timeout, crash or wrong (records judged with "
+        "another tolerance, reference or dispatch are never reused anyway)",
     )
     p.add_argument(
         "--db", type=Path, default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})"
@@ -140,7 +117,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--top",
-        type=int,
+        type=integer(1),
         default=20,
         metavar="N",
         help="leaderboard rows per shape (20; tagged rows are always shown)",
@@ -163,18 +140,21 @@ def run(args: argparse.Namespace) -> int:
         read_selection(args.selection)  # refuse a broken file before spending time
     overrides = parse_overrides(args.set)
     options = TuneOptions(
-        adapter=args.adapter, profile=args.profile, warm=args.warm, l2_bytes=args.l2_bytes,
-        strategy=args.strategy, budget=Budget(args.budget, args.time), seed=args.seed,
+        adapter=args.adapter, profile=one_profile(args), warm=args.warm, l2_bytes=args.l2_bytes,
+        strategy=args.strategy, budget=Budget(args.budget, args.time), seed=args.search_seed,
+        input_seed=args.input_seed,
         timeout=args.timeout, finalists=args.finalists, margin=args.margin, rounds=args.rounds,
         retry_failed=args.retry_failed, fresh_worker=args.fresh_worker,
     )  # fmt: skip
+    check_writable(args.db, "results database")  # before measuring anything
+    check_writable(args.selection, "selection file")
     db = ResultsDB(args.db)
     problems = db.load().problems
     report_problems(args.db, problems)
     reports: list[ShapeReport] = []
     with TuneSession(options, db) as session:
         if not args.json:
-            console.print(f"adapter: {session.device_label}   profile: {args.profile}   "
+            console.print(f"adapter: {session.device_label}   profile: {options.profile}   "
                           f"timing: {_method(options)}", markup=False)  # fmt: skip
         plans = []
         for spec in kernels:
@@ -303,7 +283,7 @@ def _print_summary(args: Any, reports: list[ShapeReport], t: Totals, wall: float
 def _json(args: Any, reports: list[ShapeReport], t: Totals, device: dict, wall: float, problems):
     return {
         "device": device,
-        "profile": args.profile,
+        "profile": one_profile(args),
         "db": str(args.db),
         "selection": str(args.selection),
         "shapes": [r.to_dict() for r in reports],

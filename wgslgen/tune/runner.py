@@ -62,7 +62,8 @@ class TuneOptions:
     l2_bytes: int | None = None
     strategy: str = "auto"
     budget: Budget = field(default_factory=Budget)
-    seed: int = 0
+    seed: int = 0  # of the search order
+    input_seed: int = 0  # of the random inputs every variant and the reference get
     timeout: float = DEFAULT_TIMEOUT_S
     finalists: int = 3
     margin: float = 0.10
@@ -103,8 +104,9 @@ class TuneSession:
     ) -> None:
         self.options = options
         self.db = db
+        db.begin_session()  # a second tune on this database waits, then reuses our results
         self.on_step = on_step or (lambda label: None)
-        self.harness = Harness(options.adapter, options.timeout, seed=0)
+        self.harness = Harness(options.adapter, options.timeout, seed=options.input_seed)
         self.totals = Totals()
         self._profile: Any = None
         self._device_key: DeviceKey | None = None
@@ -119,6 +121,7 @@ class TuneSession:
     def close(self) -> None:
         """Stop the worker."""
         self.harness.close()
+        self.db.end_session()
 
     @property
     def device_key(self) -> DeviceKey:
@@ -238,7 +241,7 @@ class TuneSession:
     def obtain(self, c: Candidate, shape: Mapping[str, int], eligible: bool = True) -> Outcome:
         """The record of ``c`` at ``shape`` from the database, or run, timed and appended."""
         digest = self.device_key.digest()
-        old = self.db.get(c.sha256, digest, shape)
+        old = self.db.get(c.sha256, digest, shape, c.judge, self.options.input_seed)
         label = f"{c.name} @ {format_shape(shape)}"
         if old is not None and self._reusable(old):
             self.totals.reused += 1
@@ -246,7 +249,9 @@ class TuneSession:
             return Outcome(c, old, True, eligible)
         status, error, m = self._measure(c, shape)
         record = Record(
-            key=ResultKey(c.sha256, digest, canonical_shape(shape)),
+            key=ResultKey(
+                c.sha256, digest, canonical_shape(shape), c.judge, self.options.input_seed
+            ),
             kernel=c.rendered.kernel,
             variant=c.name,
             params=dict(c.rendered.params),
@@ -273,7 +278,7 @@ class TuneSession:
                 and m.warm == self.options.warm
                 and (m.warm or m.l2_flush_bytes == self.options.flush_bytes())
             )
-        return not (self.options.retry_failed and r.status in ("timeout", "crash"))
+        return not (self.options.retry_failed and r.status in ("timeout", "crash", "wrong"))
 
     def _measure(self, c: Candidate, shape: Mapping[str, int]):
         """(status, error, measurement): the harness check first, timing only after a pass."""
