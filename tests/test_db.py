@@ -191,10 +191,10 @@ def test_prune(tmp_path):
     for sha in ("a", "b", "a", "c"):
         db.append(rec(sha * 64, variant=sha))
     assert db.get("b" * 64, "dev0123456789abc", "n=1") is not None
-    assert db.prune({"a" * 64, "c" * 64}) == 1
+    assert db.prune(lambda r: r.key.source_sha256 not in {"a" * 64, "c" * 64}) == (1, 0)
     assert [r.variant for r in db.load().records] == ["a", "a", "c"]
     assert db.get("b" * 64, "dev0123456789abc", "n=1") is None
-    assert db.prune(set()) == 3 and db.path.read_text() == ""
+    assert db.prune(lambda r: True) == (3, 0) and db.path.read_text() == ""
 
 
 def entry(kernel: str, shape: str) -> SelectionEntry:
@@ -231,7 +231,7 @@ def test_selection_corrupt_file_names_line_and_column(tmp_path):
     with pytest.raises(WgslgenError, match=r"selection\.json:3:15: invalid JSON"):
         read_selection(path)
     path.write_text('{"format": 1, "entries": [{"kernel": "k"}]}')
-    with pytest.raises(WgslgenError, match="entry 0 is malformed"):
+    with pytest.raises(WgslgenError, match=r"entries\[0\] is malformed: missing field .device."):
         read_selection(path)
     with pytest.raises(WgslgenError, match="cannot read selection file"):
         read_selection(tmp_path / "missing.json")

@@ -12,7 +12,7 @@ from wgslgen.cli import main
 from wgslgen.render.renderer import render
 from wgslgen.spec.loader import discover
 from wgslgen.tune.db import ResultsDB
-from wgslgen.tune.selection import result_sha256
+from wgslgen.tune.selection import judge_sha256, result_sha256
 
 from .conftest import GOOD_KERNELS
 from .test_db import rec
@@ -75,17 +75,22 @@ def test_merge_combines_machines_without_duplicates(db, tmp_path, capsys):
     assert code == 0 and (doc["added"], doc["duplicates"]) == (1, 2)
     assert f"{other.path}:4: unreadable record skipped" in err
     assert len(ResultsDB(db).load().records) == 5
+    # The database's own unreadable line is not silently dropped: moved aside and said so.
+    assert doc["moved_lines"] == 1
+    assert Path(doc["rejected_path"]).read_text() == "not json at all\n"
     code, out, _ = db_cmd(capsys, "merge", "--db", str(db), str(other.path))
-    assert "0 record(s) added, 3 duplicate(s) dropped" in out
+    assert "0 record(s) added, 3 exact duplicate(s) dropped" in out
 
 
 def test_prune_drops_exactly_the_stale_renderings(tmp_path, capsys):
     (spec,) = [k for k in discover([GOOD_KERNELS]) if k.name == "scale"]
-    current = [(v.name, result_sha256(render(v, "naga"))) for v in spec.variants[:2]]
+    current = [(v, result_sha256(render(v, "naga"))) for v in spec.variants[:2]]
     path = tmp_path / "results.jsonl"
     d = ResultsDB(path)
-    for name, sha in current:
-        d.append(replace(rec(sha, variant=name), kernel="scale"))
+    for v, sha in current:
+        r = rec(sha, variant=v.name)
+        d.append(replace(r, kernel="scale", key=replace(r.key, judge=judge_sha256(v))))
+    current = [(v.name, sha) for v, sha in current]
     d.append(replace(rec("f" * 64, variant="scale__wg64_sf32"), kernel="scale"))  # stale
     d.append(rec("e" * 64, variant="other__x"))  # kernel "k": not in these templates
     args = ["prune", "--db", str(path), "--templates", str(GOOD_KERNELS), "--kernel", "scale"]

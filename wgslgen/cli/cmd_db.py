@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.markup import escape
@@ -16,7 +16,7 @@ from wgslgen.cli.output import (
     print_table,
     progress,
 )
-from wgslgen.tune.db import Record, ResultsDB, canonical_shape
+from wgslgen.tune.db import Record, ResultsDB, canonical_shape, latest, stale
 
 DEFAULT_DB = Path("tuning/results.jsonl")
 
@@ -85,16 +85,6 @@ def _db_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def latest(records: Iterable[Record]) -> list[Record]:
-    """The latest record per key (as ResultsDB.get picks it), in first-seen order."""
-    best: dict[object, Record] = {}
-    for r in records:
-        old = best.get(r.key)
-        if old is None or r.measured_at >= old.measured_at:
-            best[r.key] = r
-    return list(best.values())
-
-
 def run_show(args: argparse.Namespace) -> int:
     """Print the records that match the filters."""
     report = ResultsDB(args.db).load()
@@ -155,61 +145,59 @@ def run_merge(args: argparse.Namespace) -> int:
     stats = ResultsDB(args.db).merge(args.others)
     for path, line, why in stats.problems:
         report_problems(Path(path), [(line, why)])
+    for path, what in stats.conflicts:
+        err_console.print(f"conflict: {path}: {what}", markup=False, soft_wrap=True)
+    moved = (
+        f"{stats.moved_lines} unreadable line(s) of {args.db} moved to {stats.rejected_path}"
+        if stats.moved_lines
+        else ""
+    )
     if args.json:
         emit_json(
             {
                 "db": str(args.db),
                 "added": stats.added,
                 "duplicates": stats.duplicates,
+                "conflicts": [{"file": f, "what": w} for f, w in stats.conflicts],
+                "moved_lines": stats.moved_lines,
+                "rejected_path": str(stats.rejected_path) if stats.moved_lines else None,
                 "skipped_lines": [
                     {"file": f, "line": n, "problem": w} for f, n, w in stats.problems
                 ],
             }
         )
     else:
-        console.print(
-            f"{args.db}: {stats.added} record(s) added, {stats.duplicates} duplicate(s) dropped"
-            + (f", {len(stats.problems)} unreadable line(s) skipped" if stats.problems else ""),
-            markup=False,
+        others = len(stats.problems) - stats.moved_lines
+        text = (
+            f"{args.db}: {stats.added} record(s) added, {stats.duplicates} exact duplicate(s) "
+            f"dropped"
         )
+        if stats.conflicts:
+            text += f", {len(stats.conflicts)} conflict(s) kept both ways"
+        if others > 0:
+            text += f", {others} unreadable line(s) of the other files skipped"
+        console.print(text + (f"; {moved}" if moved else ""), markup=False)
     return 0
 
 
-def current_shas(kernels: Sequence, on_variant=None) -> set[str]:
-    """The results key of every variant of ``kernels`` as the templates render it now."""
-    from wgslgen.render.renderer import render
-    from wgslgen.tune.selection import result_sha256
-
-    shas: set[str] = set()
-    for spec in kernels:
-        if spec.problem is None:
-            continue  # nothing that cannot run was ever timed
-        for variant in spec.variants:
-            shas.add(result_sha256(render(variant, "naga")))  # what tune runs and keys
-            if on_variant:
-                on_variant(variant.name)
-    return shas
-
-
 def run_prune(args: argparse.Namespace) -> int:
-    """Drop records whose source is no longer rendered by the templates."""
+    """Drop records whose code or judging the templates no longer produce."""
     from wgslgen.spec.loader import discover, select
+    from wgslgen.tune.selection import current_keys
 
     kernels = select(discover(args.templates), args.kernel)
     names = {k.name for k in kernels}
     with progress("rendering", sum(len(k.variants) for k in kernels), not args.json) as bar:
-        keep = current_shas(kernels, bar.advance)
+        keep = current_keys(kernels, bar.advance)
     db = ResultsDB(args.db)
     report = db.load()
     report_problems(args.db, report.problems)
-    # Records of kernels outside the selection are not judged: their templates are not here.
-    foreign = {r.key.source_sha256 for r in report.records if r.kernel not in names}
-    if not args.all:
-        keep |= foreign
-    doomed = [r for r in report.records if r.key.source_sha256 not in keep]
-    kept_foreign = sum(1 for r in report.records if r.kernel not in names) if not args.all else 0
+    doomed = stale(report.records, keep, names, args.all)
+    kept_foreign = 0 if args.all else sum(1 for r in report.records if r.kernel not in names)
+    moved = 0
     if not args.dry_run and (doomed or report.problems):
-        db.prune(keep)
+        # The same rule, applied to the file as it is under the lock.
+        _, moved = db.prune(lambda r: bool(stale([r], keep, names, args.all)))
     if args.json:
         emit_json(
             {
@@ -218,6 +206,7 @@ def run_prune(args: argparse.Namespace) -> int:
                 "kept": len(report.records) - len(doomed),
                 "kept_other_kernels": kept_foreign,
                 "dry_run": args.dry_run,
+                "moved_lines": moved,
                 "stale": [{"kernel": r.kernel, "variant": r.variant, "shape": r.key.shape,
                            "sha256": r.key.source_sha256} for r in doomed],
             }
@@ -232,7 +221,7 @@ def run_prune(args: argparse.Namespace) -> int:
     )
     if kept_foreign:
         text += f" ({kept_foreign} of kernels not in the templates; --all drops them)"
-    if report.problems and not args.dry_run:
-        text += f"; {len(report.problems)} unreadable line(s) removed"
+    if moved:
+        text += f"; {moved} unreadable line(s) removed from it, moved to {db.rejected_path}"
     console.print(text, markup=False)
     return 0

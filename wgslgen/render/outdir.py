@@ -7,14 +7,11 @@ wgslgen manifest, and removes only files that manifest lists (see build.write_tr
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import filelock
-
+from wgslgen import locks
 from wgslgen.errors import WgslgenError
 from wgslgen.render import manifest as mf
 
@@ -50,30 +47,13 @@ def check_out(out: Path) -> None:
         )
 
 
-def lock_path(out: Path) -> Path:
-    """The lock file of an output folder: in the temporary folder, so no file litters the
-    user's project; keyed by the resolved path, so every spelling of one folder shares it."""
-    digest = hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:24]
-    folder = Path(tempfile.gettempdir()) / f"wgslgen-locks-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    return folder / f"out-{digest}.lock"
-
-
 @contextlib.contextmanager
 def locked(out: Path, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
     """Hold the output folder's lock: a second build into it waits (saying so) until the
     first is done, so neither build's result vanishes."""
-    lock = filelock.FileLock(str(lock_path(out)))
-    try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        if on_wait:
-            on_wait(f"another wgslgen build is writing {out}; waiting for it to finish")
-        lock.acquire()
-    try:
+    why = f"another wgslgen build is writing {out}; waiting for it to finish"
+    with locks.hold(out, "out", on_wait, why):
         yield
-    finally:
-        lock.release()
 
 
 def folder_mode() -> int:

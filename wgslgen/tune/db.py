@@ -1,28 +1,37 @@
-"""The results database (tuning/results.jsonl) and the selection file (tuning/selection.json)."""
+"""The results database (tuning/results.jsonl): every outcome of every variant, append-only.
+
+The selection file lives in selection_file.py (re-exported here); the record types are
+declared in records.py.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from wgslgen import locks
 from wgslgen.atomic import atomic_write_text
 from wgslgen.errors import WgslgenError
 from wgslgen.spec.kernel import format_shape, parse_shape
 from wgslgen.tune.bench import Measurement
+from wgslgen.tune.records import SELECTION_FORMAT, STATUSES, RecordModel, problem
+from wgslgen.tune.selection_file import Choice, SelectionEntry, read_selection, write_selection
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no locking, appends are still one write
-    fcntl = None  # type: ignore[assignment]
-
-STATUSES = ("ok", "compile-error", "wrong", "timeout", "crash", "skipped")
-SELECTION_FORMAT = 1
+__all__ = [
+    "SELECTION_FORMAT", "STATUSES", "Choice", "LoadReport", "MergeStats", "Record", "ResultKey",
+    "ResultsDB", "SelectionEntry", "canonical_shape", "check_writable", "current_versions",
+    "latest", "read_selection", "stale", "utc_now", "write_selection",
+]  # fmt: skip
 
 
 def canonical_shape(shape: Mapping[str, object] | str) -> str:
@@ -50,13 +59,31 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def check_writable(path: Path | str, what: str) -> None:
+    """Refuse, before any work, a file that could not be written at the end (a folder in its
+    place, a read-only file or folder)."""
+    path = Path(path)
+    if path.is_dir():
+        raise WgslgenError(f"{what} {path} is a folder, not a file")
+    folder = next((p for p in [path.parent, *path.parent.parents] if p.exists()), Path("."))
+    if not folder.is_dir():
+        raise WgslgenError(f"{what} {path}: {folder} is not a folder")
+    target = path if path.exists() else folder
+    if not os.access(target, os.W_OK):
+        raise WgslgenError(f"{what} {path}: {target} is not writable")
+
+
 @dataclass(frozen=True)
 class ResultKey:
-    """What a result is about: exactly this WGSL text, on this device, at this shape."""
+    """What a result is about: this code, on this device, at this shape, judged this way."""
 
     source_sha256: str
     device: str  # DeviceKey.digest()
     shape: str  # canonical_shape()
+    # selection.judge_sha256: dispatch, counts, tolerance, reference, judging code. A record
+    # judged another way (a tightened tolerance, a fixed reference) is not reused.
+    judge: str = ""
+    input_seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -75,10 +102,11 @@ class Record:
     measured_at: str = field(default_factory=utc_now)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable dict (the line format)."""
+        """A JSON-serialisable dict (the line format, records.RecordModel)."""
+        k = self.key
         return {
-            "key": {"source_sha256": self.key.source_sha256, "device": self.key.device,
-                    "shape": self.key.shape},
+            "key": {"source_sha256": k.source_sha256, "device": k.device, "shape": k.shape,
+                    "judge": k.judge, "input_seed": k.input_seed},
             "kernel": self.kernel,
             "variant": self.variant,
             "params": self.params,
@@ -92,35 +120,58 @@ class Record:
 
     @classmethod
     def from_dict(cls, d: Any) -> Record:
-        """Parse a line's dict; raises ValueError naming the first problem."""
+        """Parse a line's dict, validated by records.RecordModel; ValueError names the field."""
         try:
-            if not isinstance(d, dict):
-                raise ValueError("not a JSON object")
-            if d["status"] not in STATUSES:
-                raise ValueError(f"unknown status {d['status']!r}")
-            k = d["key"]
-            m = d["measurement"]
-            return cls(
-                key=ResultKey(str(k["source_sha256"]), str(k["device"]), str(k["shape"])),
-                kernel=str(d["kernel"]),
-                variant=str(d["variant"]),
-                params=dict(d["params"]),
-                device_info=dict(d["device_info"]),
-                status=d["status"],
-                measurement=Measurement.from_dict(m) if m is not None else None,
-                error=d["error"],
-                versions=dict(d["versions"]),
-                measured_at=str(d["measured_at"]),
-            )
-        except KeyError as e:
-            raise ValueError(f"missing field {e.args[0]!r}") from None
-        except (TypeError, AttributeError) as e:
-            raise ValueError(f"malformed record: {e}") from None
+            m = RecordModel.model_validate(d)
+        except ValidationError as e:
+            raise ValueError(problem(e)) from None
+        k = m.key
+        return cls(
+            key=ResultKey(k.source_sha256, k.device, k.shape, k.judge, k.input_seed),
+            kernel=m.kernel,
+            variant=m.variant,
+            params=dict(m.params),
+            device_info=dict(m.device_info),
+            status=m.status,
+            measurement=None
+            if m.measurement is None
+            else Measurement.from_dict(m.measurement.model_dump()),
+            error=m.error,
+            versions=dict(m.versions),
+            measured_at=m.measured_at,
+        )
 
-    def identity(self) -> tuple[str, str, str, str, str]:
+    def identity(self) -> tuple[Any, ...]:
         """What makes two records the same measurement (for merging): key, time, variant."""
-        k = self.key
-        return (k.source_sha256, k.device, k.shape, self.measured_at, self.variant)
+        return (*self.key.__dict__.values(), self.measured_at, self.variant)
+
+
+def latest(records: Iterable[Record]) -> list[Record]:
+    """The latest record per key, in first-seen order: the latest by measurement time, and
+    on equal times the later line (the rule ResultsDB.get follows)."""
+    best: dict[ResultKey, Record] = {}
+    for r in records:
+        old = best.get(r.key)
+        if old is None or r.measured_at >= old.measured_at:
+            best[r.key] = r
+    return list(best.values())
+
+
+def stale(
+    records: Iterable[Record],
+    current: set[tuple[str, str]],
+    kernels: set[str],
+    all_kernels: bool = False,
+) -> list[Record]:
+    """The records prune drops: of ``kernels``, those whose (source sha256, judge) the
+    templates no longer produce; records of other kernels only with ``all_kernels`` (they may
+    come from another templates folder)."""
+    return [
+        r
+        for r in records
+        if (r.kernel in kernels or all_kernels)
+        and (r.key.source_sha256, r.key.judge) not in current
+    ]
 
 
 @dataclass(frozen=True)
@@ -129,123 +180,181 @@ class LoadReport:
 
     records: list[Record]
     problems: list[tuple[int, str]]
+    raw_problems: list[bytes] = field(default_factory=list)  # the unreadable lines' bytes
 
 
 @dataclass(frozen=True)
 class MergeStats:
-    """What a merge did: records added, duplicates dropped, unreadable lines skipped."""
+    """What a merge did: records added, exact duplicates dropped, conflicts kept (same
+    measurement, different content), unreadable lines skipped, lines moved aside."""
 
     added: int
     duplicates: int
     problems: list[tuple[str, int, str]]  # (file, line, problem)
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (file, what differs)
+    moved_lines: int = 0  # the database's own unreadable lines, moved to rejected_path
+    rejected_path: Path | None = None
 
 
 def _line(record: Record) -> str:
     return json.dumps(record.to_dict(), sort_keys=True, separators=(",", ":")) + "\n"
 
 
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
 class ResultsDB:
     """An append-only JSON Lines file of Records; a kill at any point loses nothing written.
 
-    Each append is one write() of a whole line on an O_APPEND descriptor, then fsync: a crash
-    leaves at most a torn last line, which load() reports and skips. Rewrites (merge, prune)
-    go through a temporary file and a rename, under an exclusive lock that appends (shared)
-    respect, so a concurrent appender cannot lose a line to a rewrite.
+    Each append is one write() of a whole line on an O_APPEND descriptor, then fsync; a short
+    write (full disk) is undone. Rewrites (merge, prune) go through a temporary file and a
+    rename. Appends and rewrites hold the file's lock (filelock); a whole tuning session holds
+    a second lock, so two tunes on one database run one after the other and the second reuses
+    what the first measured.
     """
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._index: dict[ResultKey, Record] | None = None
+        self._session: contextlib.ExitStack | None = None
 
-    @contextlib.contextmanager
-    def _lock(self, exclusive: bool) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if fcntl is None:
-            yield
-            return
-        # Lock the directory rather than a side file, so no lock file litters tuning/.
-        fd = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-            yield
-        finally:
-            os.close(fd)  # releases the lock
+    @property
+    def rejected_path(self) -> Path:
+        """Where unreadable lines go when a rewrite would otherwise drop them."""
+        return self.path.with_name(self.path.name + ".rejected")
+
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
+        return locks.hold(self.path, "db")
+
+    def begin_session(self, on_wait: Callable[[str], None] | None = None) -> None:
+        """Hold the tuning lock until end_session; another tune waits (saying so)."""
+        if self._session is None:
+            why = f"another wgslgen tune is using {self.path}; waiting for it to finish"
+            stack = contextlib.ExitStack()
+            stack.enter_context(locks.hold(self.path, "tune", on_wait or _warn, why))
+            self._session, self._index = stack, None  # re-read: the other tune added lines
+
+    def end_session(self) -> None:
+        """Release the tuning lock."""
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
     def load(self) -> LoadReport:
         """All readable records in file order, and (line, problem) for each unreadable line."""
         return _load(self.path)
 
-    def get(self, source_sha256: str, device_digest: str, shape: Mapping | str) -> Record | None:
-        """The latest record for this source, device and shape, or None."""
+    def get(
+        self,
+        source_sha256: str,
+        device_digest: str,
+        shape: Mapping | str,
+        judge: str = "",
+        input_seed: int = 0,
+    ) -> Record | None:
+        """The latest record for this source, device, shape and judging, or None."""
         if self._index is None:
-            self._index = {}
-            for r in self.load().records:
-                self._remember(r)
-        return self._index.get(ResultKey(source_sha256, device_digest, canonical_shape(shape)))
-
-    def _remember(self, r: Record) -> None:
-        assert self._index is not None
-        old = self._index.get(r.key)
-        # Latest by measurement time; on equal times, the later line wins.
-        if old is None or r.measured_at >= old.measured_at:
-            self._index[r.key] = r
+            self._index = {r.key: r for r in latest(self.load().records)}
+        key = ResultKey(source_sha256, device_digest, canonical_shape(shape), judge, input_seed)
+        return self._index.get(key)
 
     def append(self, record: Record) -> None:
-        """Append one record durably (one write, flush, fsync)."""
+        """Append one record durably (one write, fsync); a failed write leaves no torn line."""
         data = _line(record).encode()
-        with self._lock(exclusive=False):
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock():
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
             try:
-                # After a torn last line, end it first so this record starts a line of its own.
                 end = os.lseek(fd, 0, os.SEEK_END)
+                # After a torn last line, end it first so this record starts a line of its own.
                 if end and os.pread(fd, 1, end - 1) != b"\n":
                     data = b"\n" + data
-                os.write(fd, data)
-                os.fsync(fd)
+                try:
+                    if os.write(fd, data) != len(data):
+                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                    os.fsync(fd)
+                except OSError as e:
+                    os.ftruncate(fd, end)  # undo: the file is as it was before this record
+                    raise WgslgenError(
+                        f"cannot append to results database {self.path}: "
+                        f"{e.strerror or e}; the record of {record.variant} was not written"
+                    ) from None
             finally:
                 os.close(fd)
         if self._index is not None:
-            self._remember(record)
+            old = self._index.get(record.key)
+            if old is None or record.measured_at >= old.measured_at:
+                self._index[record.key] = record
 
     def merge(self, other_paths: Iterable[Path | str]) -> MergeStats:
-        """Add the records of other results files (e.g. other machines), each once."""
+        """Add the records of other results files (e.g. other machines), each once.
+
+        A record with the same key, time and variant as one already here but other content
+        is a conflict: both are kept (the later line is the one used) and it is reported.
+        """
         others = [Path(p) for p in other_paths]
         for p in others:
             if not p.is_file():
                 raise WgslgenError(f"cannot merge {p}: no such results file")
-        with self._lock(exclusive=True):
-            sources = [(self.path, _load(self.path))]
-            sources += [(p, _load(p)) for p in others]
-            out: list[Record] = []
-            seen: set[tuple[str, ...]] = set()
-            problems: list[tuple[str, int, str]] = []
-            own_unique = 0
-            for i, (path, report) in enumerate(sources):
-                problems += [(str(path), n, why) for n, why in report.problems]
+        with self._lock():
+            own = _load(self.path)
+            out = list(own.records)
+            seen = {r.identity(): _line(r) for r in out}
+            problems: list[tuple[str, int, str]] = [(str(self.path), n, w) for n, w in own.problems]
+            conflicts: list[tuple[str, str]] = []
+            duplicates = 0
+            for p in others:
+                report = _load(p)
+                problems += [(str(p), n, why) for n, why in report.problems]
                 for r in report.records:
-                    if r.identity() not in seen:
-                        seen.add(r.identity())
-                        out.append(r)
-                if i == 0:
-                    own_unique = len(out)
-            total = sum(len(report.records) for _, report in sources)
-            self._rewrite(out)
-        return MergeStats(len(out) - own_unique, total - len(out), problems)
+                    line = _line(r)
+                    known = seen.get(r.identity())
+                    if known == line:
+                        duplicates += 1
+                        continue
+                    if known is not None:
+                        conflicts.append((str(p), _conflict(known, r)))
+                    seen[r.identity()] = line
+                    out.append(r)
+            self._rewrite(out, own.raw_problems)
+        added = len(out) - len(own.records)
+        return MergeStats(
+            added, duplicates, problems, conflicts, len(own.raw_problems), self.rejected_path
+        )
 
-    def prune(self, keep_shas: set[str]) -> int:
-        """Drop records whose source sha is not in ``keep_shas``; return how many were dropped.
+    def prune(self, drop: Callable[[Record], bool]) -> tuple[int, int]:
+        """Drop the records ``drop`` selects (see ``stale``): (records dropped, unreadable
+        lines moved to rejected_path)."""
+        with self._lock():
+            report = _load(self.path)
+            kept = [r for r in report.records if not drop(r)]
+            self._rewrite(kept, report.raw_problems)
+        return len(report.records) - len(kept), len(report.raw_problems)
 
-        Unreadable lines (reported by load()) are dropped too.
-        """
-        with self._lock(exclusive=True):
-            records = _load(self.path).records
-            kept = [r for r in records if r.key.source_sha256 in keep_shas]
-            self._rewrite(kept)
-        return len(records) - len(kept)
-
-    def _rewrite(self, records: list[Record]) -> None:
-        atomic_write_text(self.path, "".join(_line(r) for r in records))
+    def _rewrite(self, records: list[Record], rejected: list[bytes]) -> None:
+        if rejected:  # never silently lost: moved aside, next to the database
+            with open(self.rejected_path, "ab") as f:
+                f.write(b"".join(r.rstrip(b"\n") + b"\n" for r in rejected))
+                f.flush()
+                os.fsync(f.fileno())
+        try:
+            atomic_write_text(self.path, "".join(_line(r) for r in records))
+        except OSError as e:
+            raise WgslgenError(
+                f"cannot rewrite results database {self.path}: {e.strerror or e}; it is unchanged"
+            ) from None
         self._index = None
+
+
+def _conflict(known_line: str, other: Record) -> str:
+    mine = json.loads(known_line)
+    theirs = other.to_dict()
+    fields = sorted(k for k in theirs if mine.get(k) != theirs.get(k))
+    return (
+        f"{other.variant} {other.key.shape} measured {other.measured_at}: differs in "
+        f"{', '.join(fields)}; both kept, the later line (this file's) is used"
+    )
 
 
 def _load(path: Path) -> LoadReport:
@@ -257,97 +366,16 @@ def _load(path: Path) -> LoadReport:
         raise WgslgenError(f"cannot read results database {path}: {e.strerror}") from None
     records: list[Record] = []
     problems: list[tuple[int, str]] = []
+    raw: list[bytes] = []
     lines = data.split(b"\n")
     torn = lines[-1] != b""  # a complete file ends with a newline
-    for n, raw in enumerate(lines, start=1):
-        if not raw.strip():
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
             continue
         try:
-            records.append(Record.from_dict(json.loads(raw)))
-        except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
+            records.append(Record.from_dict(json.loads(line)))
+        except (UnicodeDecodeError, json.JSONDecodeError, ValueError, RecursionError) as e:
             why = "torn last line (interrupted write)" if torn and n == len(lines) else str(e)
             problems.append((n, why))
-    return LoadReport(records, problems)
-
-
-# ---- the selection file ----
-
-
-@dataclass(frozen=True)
-class Choice:
-    """A variant as chosen for an entry, with its median time (sha256 may be unknown)."""
-
-    variant: str
-    median_ns: float
-    sha256: str | None = None
-
-
-@dataclass(frozen=True)
-class SelectionEntry:
-    """The decision for one kernel, device and shape."""
-
-    kernel: str
-    device: str  # DeviceKey.digest()
-    device_label: str
-    shape: str  # canonical_shape()
-    winner: Choice
-    default: Choice | None  # the portable default (fits the WebGPU defaults); None: none ran
-    baseline: Choice | None  # what the winner is compared against; None: it did not run
-    speedup: float | None  # baseline median / winner median; None without a baseline
-    reason: str  # the tie-break reason from pick_winner
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable dict."""
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        for k in ("winner", "default", "baseline"):
-            c = d[k]
-            d[k] = (
-                None
-                if c is None
-                else {"variant": c.variant, "median_ns": c.median_ns, "sha256": c.sha256}
-            )
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SelectionEntry:
-        """The inverse of to_dict; raises KeyError/TypeError on a malformed dict."""
-        choices = {
-            k: None if d[k] is None else Choice(**d[k]) for k in ("winner", "default", "baseline")
-        }
-        if choices["winner"] is None:
-            raise TypeError("an entry needs a winner")
-        plain = ("kernel", "device", "device_label", "shape", "reason")
-        speedup = None if d["speedup"] is None else float(d["speedup"])
-        return cls(**{k: str(d[k]) for k in plain}, **choices, speedup=speedup)
-
-
-def write_selection(path: Path | str, entries: Iterable[SelectionEntry]) -> None:
-    """Write the selection file atomically, entries sorted, keys sorted, one stable format."""
-    ordered = sorted(entries, key=lambda e: (e.kernel, e.device, e.shape))
-    doc = {"format": SELECTION_FORMAT, "entries": [e.to_dict() for e in ordered]}
-    atomic_write_text(path, json.dumps(doc, sort_keys=True, indent=2) + "\n")
-
-
-def read_selection(path: Path | str) -> list[SelectionEntry]:
-    """Read the selection file; WgslgenError naming file and line:col when it is not valid."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise WgslgenError(f"cannot read selection file {path}: {e.strerror}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise WgslgenError(
-            f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}",
-            hint="the file is written by wgslgen; regenerate it rather than edit it",
-        ) from None
-    if not isinstance(doc, dict) or doc.get("format") != SELECTION_FORMAT:
-        raise WgslgenError(f"{path}: not a selection file of format {SELECTION_FORMAT}")
-    out = []
-    for i, d in enumerate(doc.get("entries", [])):
-        try:
-            out.append(SelectionEntry.from_dict(d))
-        except (KeyError, TypeError, ValueError) as e:
-            raise WgslgenError(f"{path}: entry {i} is malformed: {e!r}") from None
-    return out
+            raw.append(line)
+    return LoadReport(records, problems, raw)

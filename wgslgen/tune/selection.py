@@ -7,31 +7,26 @@ were timed) ever reach the decision, so a wrong-but-fast variant cannot be selec
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from wgslgen.check.wgsl import WgslFacts
-from wgslgen.render.renderer import RenderedVariant, _body
+from wgslgen.render.renderer import RenderedVariant
 from wgslgen.spec.kernel import KernelSpec, format_shape
 from wgslgen.tune.bench import Measurement, pick_winner
 from wgslgen.tune.db import Choice, Record, SelectionEntry, read_selection, write_selection
+from wgslgen.tune.keys import (  # noqa: F401  (re-exported: callers import them from here)
+    JUDGE_VERSION,
+    current_keys,
+    judge_sha256,
+    result_sha256,
+)
 from wgslgen.tune.search import Budget
 
 TieKey = Callable[[str], tuple]
-
-
-def result_sha256(rendered: RenderedVariant) -> str:
-    """The results key of a rendering: sha256 of its variant name and its code.
-
-    The provenance header is left out: it carries the template's sha256, so any template edit
-    would change every variant's text and throw away results whose code did not change. The
-    name is kept in: two variants with the same code (an axis that only the dispatch reads)
-    must not share results.
-    """
-    return hashlib.sha256(f"{rendered.name}\n{_body(rendered.source)}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -53,9 +48,24 @@ class Candidate:
         """The results key (result_sha256)."""
         return result_sha256(self.rendered)
 
+    @cached_property
+    def judge(self) -> str:
+        """How this variant is judged (judge_sha256), part of its results key."""
+        return judge_sha256(self.rendered.variant)
+
+    @cached_property
+    def profiles_fitted(self) -> int:
+        """How many built-in limit profiles this variant fits."""
+        from wgslgen.check.limits import BUILTIN_PROFILES, check_passes
+
+        r = self.rendered
+        return sum(not check_passes(r.facts, p, r.features) for p in BUILTIN_PROFILES.values())
+
     def tie_key(self) -> tuple:
-        """Deterministic tie-break: fewer invocations per workgroup first, then the name."""
-        return (self.facts.invocations, self.name)
+        """Deterministic tie-break: fewer optional features, then more limit profiles fitted
+        (the more portable variant), then fewer invocations per workgroup, then the name."""
+        r = self.rendered
+        return (len(r.features), -self.profiles_fitted, self.facts.invocations, self.name)
 
 
 @dataclass
@@ -216,6 +226,14 @@ def decide(
         pool, h2h = {n: eligible[n] for n in names}, {}
     names = tuple(dict.fromkeys([*names, *pool]))
     winner, reason = pick_winner(pool, tie_key)
+    base = baseline[0] if baseline else None
+    if base in pool and base != winner and pool[base].median_ns < pool[winner].median_ns:
+        # Never declare a winner that was slower than the baseline in the same round.
+        reason = (
+            f"the baseline beat {winner} in the same head-to-head round "
+            f"({pool[base].median_ns:.0f} ns vs {pool[winner].median_ns:.0f} ns)"
+        )
+        winner = base
     medians = {n: m.median_ns for n, m in eligible.items()}
     if baseline is not None:
         medians[baseline[0]] = baseline[1].median_ns
@@ -286,15 +304,28 @@ def entry(
     )
 
 
-def update_selection(path: Path | str, entries: Iterable[SelectionEntry]) -> list[SelectionEntry]:
-    """Replace the entries with the same (kernel, device, shape) in the file; keep the rest."""
+def update_selection(
+    path: Path | str,
+    entries: Iterable[SelectionEntry],
+    on_wait: Callable[[str], None] | None = None,
+) -> list[SelectionEntry]:
+    """Replace the entries with the same (kernel, device, shape) in the file; keep the rest.
+
+    Read, change and write happen under the file's lock, so two tunes finishing together
+    both keep their entries.
+    """
+    from wgslgen import locks
+
     path = Path(path)
-    current = {
-        (e.kernel, e.device, e.shape): e for e in (read_selection(path) if path.exists() else [])
-    }
-    for e in entries:
-        current[(e.kernel, e.device, e.shape)] = e
-    write_selection(path, current.values())
+    why = f"another wgslgen tune is updating {path}; waiting for it"
+    with locks.hold(path, "selection", on_wait, why):
+        current = {
+            (e.kernel, e.device, e.shape): e
+            for e in (read_selection(path) if path.exists() else [])
+        }
+        for e in entries:
+            current[(e.kernel, e.device, e.shape)] = e
+        write_selection(path, current.values())
     return list(current.values())
 
 

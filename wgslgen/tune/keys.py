@@ -1,0 +1,75 @@
+"""Results keys: which code a record is about (result_sha256) and how it was judged
+(judge_sha256); what `db prune` keeps (current_keys)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+
+from wgslgen.render.renderer import RenderedVariant, _body
+from wgslgen.spec.kernel import KernelSpec, Variant
+
+# Bump when the harness or the reference comparison changes how a variant is judged (inputs,
+# canaries, comparison rule): every record judged the old way is then measured again.
+JUDGE_VERSION = "1"
+
+
+def result_sha256(rendered: RenderedVariant) -> str:
+    """The results key of a rendering: sha256 of its variant name and its code.
+
+    The provenance header is left out: it carries the template's sha256, so any template edit
+    would change every variant's text and throw away results whose code did not change. The
+    name is kept in: two variants with the same code (an axis that only the dispatch reads)
+    must not share results.
+    """
+    return hashlib.sha256(f"{rendered.name}\n{_body(rendered.source)}".encode()).hexdigest()
+
+
+def judge_sha256(variant: Variant) -> str:
+    """What, besides the code, decides a variant's outcome: how it is dispatched and fed
+    (dispatch, derived values, preconditions, counts, interface), the tolerance it is held
+    to, the reference's code and the judging code's version (not the input seed: the key
+    carries it apart, so a prune can judge records of any seed).
+
+    Tightening one tolerance changes this only for the variants it applies to.
+    """
+    spec = variant.spec
+    problem = spec.problem
+    tol = variant.tolerance()
+    reference = spec.reference_path
+    doc = {
+        "judge_version": JUDGE_VERSION,
+        "problem": None
+        if problem is None
+        else {
+            "sizes": list(problem.sizes),
+            "derived": [(n, e.text) for n, e in problem.derived],
+            "preconditions": [p.text for p in problem.preconditions],
+            "passes": [(p.entry_point, [d.text for d in p.dispatch]) for p in problem.passes],
+            "counts": [(n, e.text) for n, e in problem.counts],
+        },
+        "interface": None if spec.plain else variant.interface.to_dict(),
+        "tolerance": [tol.rtol, tol.atol],
+        "reference_sha256": hashlib.sha256(reference.read_bytes()).hexdigest()
+        if reference is not None and reference.is_file()
+        else None,
+    }
+    text = json.dumps(doc, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def current_keys(kernels: Iterable[KernelSpec], on_variant=None) -> set[tuple[str, str]]:
+    """(results sha256, judge) of every variant of ``kernels`` as the templates render and
+    judge it now: what `db prune` keeps."""
+    from wgslgen.render.renderer import render
+
+    keys: set[tuple[str, str]] = set()
+    for spec in kernels:
+        if spec.problem is None:
+            continue  # nothing that cannot run was ever timed
+        for variant in spec.variants:
+            keys.add((result_sha256(render(variant, "naga")), judge_sha256(variant)))
+            if on_variant:
+                on_variant(variant.name)
+    return keys

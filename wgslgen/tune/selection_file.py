@@ -1,0 +1,106 @@
+"""The selection file (tuning/selection.json): one decision per kernel, device and shape."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from wgslgen.atomic import atomic_write_text
+from wgslgen.errors import WgslgenError
+from wgslgen.tune.records import SELECTION_FORMAT, SelectionEntryModel, problem
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A variant as chosen for an entry, with its median time (sha256 may be unknown)."""
+
+    variant: str
+    median_ns: float
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class SelectionEntry:
+    """The decision for one kernel, device and shape."""
+
+    kernel: str
+    device: str  # DeviceKey.digest()
+    device_label: str
+    shape: str  # canonical_shape()
+    winner: Choice
+    default: Choice | None  # the portable default (fits the WebGPU defaults); None: none ran
+    baseline: Choice | None  # what the winner is compared against; None: it did not run
+    speedup: float | None  # baseline median / winner median; None without a baseline
+    reason: str  # the tie-break reason from pick_winner
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        for k in ("winner", "default", "baseline"):
+            c = d[k]
+            d[k] = (
+                None
+                if c is None
+                else {"variant": c.variant, "median_ns": c.median_ns, "sha256": c.sha256}
+            )
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> SelectionEntry:
+        """The inverse of to_dict, validated by SelectionEntryModel; ValueError names the
+        first wrong field."""
+        try:
+            m = SelectionEntryModel.model_validate(d)
+        except ValidationError as e:
+            raise ValueError(problem(e)) from None
+
+        def choice(c: Any) -> Choice | None:
+            return None if c is None else Choice(c.variant, float(c.median_ns), c.sha256)
+
+        return cls(
+            kernel=m.kernel, device=m.device, device_label=m.device_label, shape=m.shape,
+            winner=choice(m.winner), default=choice(m.default), baseline=choice(m.baseline),
+            speedup=m.speedup, reason=m.reason,
+        )  # fmt: skip
+
+
+def write_selection(path: Path | str, entries: Iterable[SelectionEntry]) -> None:
+    """Write the selection file atomically, entries sorted, keys sorted, one stable format."""
+    ordered = sorted(entries, key=lambda e: (e.kernel, e.device, e.shape))
+    doc = {"format": SELECTION_FORMAT, "entries": [e.to_dict() for e in ordered]}
+    atomic_write_text(path, json.dumps(doc, sort_keys=True, indent=2) + "\n")
+
+
+def read_selection(path: Path | str) -> list[SelectionEntry]:
+    """Read the selection file; WgslgenError naming file and line:col when it is not valid."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise WgslgenError(f"cannot read selection file {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise WgslgenError(f"{path}: not a selection file (not UTF-8 text)") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise WgslgenError(
+            f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}",
+            hint="the file is written by wgslgen; regenerate it rather than edit it",
+        ) from None
+    if not isinstance(doc, dict) or doc.get("format") != SELECTION_FORMAT:
+        raise WgslgenError(f"{path}: not a selection file of format {SELECTION_FORMAT}")
+    entries = doc.get("entries", [])
+    if not isinstance(entries, list):
+        raise WgslgenError(f"{path}: 'entries' is not a list")
+    out = []
+    for i, d in enumerate(entries):
+        try:
+            out.append(SelectionEntry.from_dict(d))
+        except ValueError as e:
+            raise WgslgenError(f"{path}: entries[{i}] is malformed: {e}") from None
+    return out
