@@ -29,8 +29,9 @@ from wgslgen.spec.expressions import BoundedSandbox, BudgetExceeded
 from wgslgen.spec.kernel import KernelSpec, Variant
 from wgslgen.spec.loader import DEFAULT_TEMPLATES
 
-# A kernel that uses subgroups needs different text for naga and for Tint (DESIGN.md), so
-# every template is rendered once per family; identical texts collapse into one "any" file.
+# A kernel that uses subgroups needs different text for naga and for Tint (naga 30 rejects
+# `enable subgroups;`, Tint requires it), so every template is rendered once per family;
+# identical texts collapse into one "any" file.
 FAMILIES = ("naga", "tint")
 
 _MARK = re.compile(r"\x02(\d+):(\d+)\x03")

@@ -38,11 +38,6 @@ class Encoding:
         values = np.frombuffer(data, dtype=self.host_dtype)[:count]
         return values.astype(np.float64) if values.dtype.kind == "f" else values.copy()
 
-    def nbytes(self, count: int) -> int:
-        """Bytes a buffer of ``count`` logical elements needs (a multiple of 4)."""
-        item = np.dtype(self.host_dtype).itemsize
-        return max(4, -(-count * item // 4) * 4)
-
 
 ENCODINGS: dict[str, Encoding] = {
     e.name: e

@@ -25,8 +25,7 @@ DEFAULT_SAMPLE_BUDGET = 32
 # TPE proposes combinations outside the candidate set (constraints, profile) or repeats
 # itself; after this many misses in a row the strategy takes an unmeasured one at random.
 _TPE_MAX_MISSES = 25
-# No square brackets: error messages are printed as rich markup, which would eat "[tune]".
-_TPE_INSTALL_HINT = "pip install optuna (it comes with wgslgen's optional 'tune' extra)"
+_TPE_INSTALL_HINT = "pip install 'wgslgen[tune]' (or optuna alone)"
 
 
 class Strategy(Protocol):
