@@ -97,7 +97,7 @@ class Harness:
         if key in self._cases:
             self._cases.move_to_end(key)
             return dataclasses.replace(self._cases[key], case=case)
-        data = make_case(case, load_reference(spec), self.seed)
+        data = make_case(case, load_reference(spec), self.seed, self.timeout)
         self._cases[key] = data
         while len(self._cases) > 64:
             self._cases.popitem(last=False)

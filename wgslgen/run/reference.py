@@ -8,6 +8,7 @@ What comes back is compared per output with the variant's tolerances.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import importlib.util
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from wgslgen.errors import WgslgenError
+from wgslgen.spec.expressions import BudgetExceeded, time_budget
 from wgslgen.spec.interface import Binding
 from wgslgen.spec.kernel import Axis, Case, KernelSpec
 
@@ -29,6 +31,7 @@ ReferenceFn = Callable[[dict[str, np.ndarray], dict[str, int]], dict[str, np.nda
 
 # Canary for output buffers: a variant that leaves part of its output unwritten shows NaN
 # there (or, for integer outputs, a pattern that is rarely a real result).
+IMPORT_SECONDS = 60.0  # importing reference.py: numpy and the like, never minutes
 _CANARY = {"f": np.nan, "u": 0xCDCDCDCD, "i": -0x32323233}
 
 
@@ -136,7 +139,13 @@ def load_reference(spec: KernelSpec) -> Reference:
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module  # dataclasses and pickling inside the module look it up here
     try:
-        module_spec.loader.exec_module(module)
+        with contextlib.redirect_stdout(sys.stderr), time_budget(IMPORT_SECONDS):
+            module_spec.loader.exec_module(module)
+    except BudgetExceeded:
+        sys.modules.pop(name, None)
+        raise WgslgenError(
+            f"{path}: importing the reference took over {IMPORT_SECONDS} s"
+        ) from None
     except Exception as exc:
         sys.modules.pop(name, None)
         raise WgslgenError(
@@ -159,18 +168,24 @@ def _user_frame(exc: BaseException, path: Path) -> str:
     return f"{path}:{frames[-1].lineno}" if frames else str(path)
 
 
-def make_case(case: Case, ref: Reference, seed: int = 0) -> TestData:
-    """Inputs, upload bytes and expected outputs of a case (a variant at a shape)."""
+def make_case(
+    case: Case, ref: Reference, seed: int = 0, deadline_s: float | None = None
+) -> TestData:
+    """Inputs, upload bytes and expected outputs of a case (a variant at a shape).
+
+    make_inputs and reference each run within ``deadline_s`` (the variant's deadline).
+    """
     variant, counts = case.variant, case.counts
     # The shape plus derived values (not the axes): a constant such as eps is written once.
     sizes = {k: v for k, v in case.scope.items() if k not in variant.params}
     where = f"{ref.path}"
-    raw = _call(ref.make_inputs, where, "make_inputs", dict(sizes), np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    raw = _call(ref.make_inputs, where, "make_inputs", deadline_s, dict(sizes), rng)
     data: dict[str, bytes] = {}
     inputs: dict[str, np.ndarray] = {}
     for b in variant.interface.bindings:
         if b.name in raw:  # an output given by make_inputs is an in-out buffer
-            arr = np.asarray(raw[b.name])
+            arr = _numeric(raw[b.name], b.name, f"{where}: make_inputs")
             _check_size(arr, b, counts[b.name], f"{where}: make_inputs")
             data[b.name] = b.encoding.encode(arr)
             inputs[b.name] = b.encoding.decode(data[b.name], counts[b.name]).reshape(arr.shape)
@@ -180,23 +195,32 @@ def make_case(case: Case, ref: Reference, seed: int = 0) -> TestData:
             data[b.name] = b.encoding.encode(canary)
         else:
             raise WgslgenError(f"{where}: make_inputs gave no array for input binding {b.name!r}")
-    expected = _call(ref.reference, where, "reference", dict(inputs), dict(sizes))
+    expected = _call(ref.reference, where, "reference", deadline_s, dict(inputs), dict(sizes))
     out: dict[str, np.ndarray] = {}
     for b in variant.interface.bindings:
         if b.is_output:
             if b.name not in expected:
                 raise WgslgenError(f"{where}: reference returned no array for output {b.name!r}")
-            arr = np.asarray(expected[b.name])
+            arr = _numeric(expected[b.name], b.name, f"{where}: reference", finite=True)
             _check_size(arr, b, counts[b.name], f"{where}: reference")
             out[b.name] = arr.astype(np.float64) if arr.dtype.kind == "f" else arr
     return TestData(case, data, inputs, out)
 
 
-def _call(fn: Callable[..., Any], where: str, name: str, *args: Any) -> dict[str, Any]:
+def _call(
+    fn: Callable[..., Any], where: str, name: str, deadline_s: float | None, *args: Any
+) -> dict[str, Any]:
+    """Run the user's function: its prints go to stderr (stdout may carry JSON), and it must
+    finish within ``deadline_s`` like the variant it judges."""
     try:
-        result = fn(*args)
+        with contextlib.redirect_stdout(sys.stderr), _deadline(deadline_s):
+            result = fn(*args)
     except WgslgenError:
         raise
+    except BudgetExceeded:
+        raise WgslgenError(
+            f"{where}: {name}() did not finish within the variant's deadline of {deadline_s:g} s"
+        ) from None
     except Exception as exc:
         raise WgslgenError(
             f"{_user_frame(exc, Path(where))}: {name}() failed: {type(exc).__name__}: {exc}"
@@ -204,6 +228,28 @@ def _call(fn: Callable[..., Any], where: str, name: str, *args: Any) -> dict[str
     if not isinstance(result, Mapping):
         raise WgslgenError(f"{where}: {name}() must return a dict of arrays by binding name")
     return dict(result)
+
+
+def _deadline(seconds: float | None) -> contextlib.AbstractContextManager[None]:
+    return time_budget(seconds) if seconds and seconds > 0 else contextlib.nullcontext()
+
+
+def _numeric(value: Any, name: str, where: str, finite: bool = False) -> np.ndarray:
+    """``value`` as a numeric array; a non-numeric array (or NaN/Inf with ``finite``) is the
+    reference's error, not the kernel's."""
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:
+        raise WgslgenError(f"{where}: {name!r} is not an array: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise WgslgenError(f"{where}: {name!r} is an array of {arr.dtype}, not of numbers")
+    if finite and arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        i = int(np.flatnonzero(~np.isfinite(arr.ravel()))[0])
+        raise WgslgenError(
+            f"{where}: {name!r} holds NaN or Inf (first at flat index {i}: "
+            f"{arr.ravel()[i]}); a reference must give finite expected values"
+        )
+    return arr
 
 
 def _check_size(arr: np.ndarray, b: Binding, count: int, where: str) -> None:

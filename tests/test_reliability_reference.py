@@ -1,0 +1,80 @@
+"""A user's reference.py: bounded by the variant's deadline, its prints kept off --json, and
+its NaN/Inf or non-numeric results reported as the reference's error, not the kernel's."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from wgslgen.cli import main
+from wgslgen.errors import WgslgenError
+from wgslgen.render.renderer import render
+from wgslgen.run.harness import Harness
+from wgslgen.spec.loader import load_kernel
+
+from .conftest import GOOD_KERNELS
+
+
+@pytest.fixture(scope="module")
+def harness():
+    """One worker on the CPU adapter (lavapipe), with a short deadline."""
+    h = Harness("cpu", timeout=2)
+    try:
+        h.worker.start()
+    except WgslgenError as exc:  # pragma: no cover - no lavapipe on this machine
+        pytest.skip(f"no CPU adapter: {exc}")
+    yield h
+    h.close()
+
+
+def _scale(tmp_path: Path, old: str, new: str) -> Path:
+    folder = tmp_path / "kern" / "scale"
+    shutil.copytree(GOOD_KERNELS / "scale", folder)
+    ref = folder / "reference.py"
+    assert old in ref.read_text()
+    ref.write_text(ref.read_text().replace(old, new, 1))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "named"),
+    [
+        ('return {"y"', 'while True:\n        pass\n    return {"y"', "deadline of 2 s"),
+        ("2.0 * inputs", "np.nan * inputs", "holds NaN or Inf"),
+        ("2.0 * inputs", "np.inf * inputs", "holds NaN or Inf"),
+        (
+            'return {"y": 2.0 * inputs["x"].astype(np.float64)}',
+            'return {"y": ["a"] * len(inputs["x"])}',
+            "not of numbers",
+        ),
+    ],
+)
+def test_a_bad_reference_is_a_reference_error_within_the_deadline(
+    tmp_path: Path, harness: Harness, old: str, new: str, named: str
+) -> None:
+    spec = load_kernel(_scale(tmp_path, old, new))
+    started = time.monotonic()
+    result = harness.check(render(spec.baseline), {"n": 5})
+    assert time.monotonic() - started < 10
+    assert result.status == "error" and result.stage == "reference", result
+    assert named in result.message and "reference.py" in result.message
+
+
+def test_a_printing_reference_does_not_corrupt_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _scale(
+        tmp_path,
+        "def reference(inputs, shape):\n",
+        "def reference(inputs, shape):\n    print('debugging the reference')\n",
+    )
+    code = main(["test", "--templates", str(folder.parent), "--adapter", "cpu", "--json",
+                 "--set", "wg=64", "--set", "s=f32", "--shape", "n=5"])  # fmt: skip
+    out, err = capsys.readouterr()
+    doc = json.loads(out)  # nothing but the JSON document on stdout
+    assert code == 0, doc
+    assert "debugging the reference" in err
