@@ -13,11 +13,10 @@ import pickle
 import select
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
+from wgslgen.children import Child, python_env
 from wgslgen.errors import WgslgenError
 from wgslgen.run.protocol import HEADER, Hello, Job, Reply, encode
 
@@ -40,37 +39,26 @@ class WorkerClient:
     def __init__(self, adapter: str | None = None, startup_timeout: float = STARTUP_TIMEOUT_S):
         self.adapter = adapter
         self.startup_timeout = startup_timeout
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.child: Child | None = None
         self.info = Hello(ok=False)
         self.restarts = 0
-        self._stderr: Any = None
+
+    @property
+    def proc(self) -> subprocess.Popen | None:
+        """The worker process (None before the first start and after close)."""
+        return self.child.proc if self.child is not None else None
 
     def start(self) -> Hello:
         """Start the worker if none runs; returns what it reports about its adapter."""
-        if self.proc is not None and self.proc.poll() is None:
+        if self.child is not None and self.child.alive():
             return self.info
-        if self.proc is not None:
+        if self.child is not None:
             self.restarts += 1
-        if self._stderr is not None:
-            self._stderr.close()
-        # A file, not a pipe: a chatty driver can never block on a full pipe.
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
-        root = str(Path(__file__).resolve().parents[2])
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p),
-        }
+            self.child.close()
         cmd = [sys.executable, "-m", self.module]
         if self.adapter:
             cmd += ["--adapter", self.adapter]
-        self.proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env=env,
-            start_new_session=True,  # a Ctrl-C in the terminal reaches the parent only
-        )
+        self.child = Child(cmd, env=python_env())
         try:
             hello = self._receive(time.monotonic() + self.startup_timeout, "starting the worker")
         except WorkerFailure as exc:
@@ -97,28 +85,17 @@ class WorkerClient:
 
     def close(self) -> None:
         """Stop the worker (politely: closing its stdin ends its loop)."""
-        if self.proc is None:
-            return
-        try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            self.proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            self._kill()
-        self.proc = None
+        if self.child is not None:
+            self.child.close()
+        self.child = None
 
     def _kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()  # SIGKILL: a shader stuck on lavapipe ignores anything gentler
-            self.proc.wait()
+        # SIGKILL: a shader stuck on lavapipe ignores anything gentler
+        if self.child is not None:
+            self.child.kill()
 
     def _stderr_tail(self, limit: int = 2000) -> str:
-        if self._stderr is None:
-            return ""
-        self._stderr.seek(0, os.SEEK_END)
-        size = self._stderr.tell()
-        self._stderr.seek(max(0, size - limit))
-        return self._stderr.read().decode("utf-8", "replace").strip()
+        return self.child.stderr_tail(limit) if self.child is not None else ""
 
     def _died(self, what: str) -> WorkerFailure:
         assert self.proc is not None

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -81,48 +78,3 @@ def engine_failure(
     return [Verdict(s.id, engine, False, message, diagnostic) for s in shaders]
 
 
-@dataclass
-class Completed:
-    """What a subprocess did: exit code (None on timeout), its output, and whether it timed out."""
-
-    returncode: int | None
-    stdout: str
-    stderr: str
-    timed_out: bool
-
-
-def run_process(
-    argv: Sequence[str],
-    timeout: float,
-    env: Mapping[str, str] | None = None,
-    input_text: str | None = None,
-) -> Completed:
-    """Run ``argv`` in its own process group and kill the whole group when it overruns."""
-    # A new session lets a timeout kill grandchildren too (a shell script's `sleep`), which
-    # would otherwise keep the pipes open and make communicate() wait for them.
-    proc = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        env=None if env is None else dict(env),
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(input_text, timeout=timeout)
-        return Completed(proc.returncode, out, err, False)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        out, err = proc.communicate()
-        return Completed(None, out or "", err or "", True)
-
-
-def kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL a process started with start_new_session=True, and its children."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()

@@ -6,44 +6,26 @@ import atexit
 import contextlib
 import importlib.util
 import json
-import os
 import queue
 import subprocess
 import sys
-import tempfile
 import threading
 import weakref
 from collections.abc import Sequence
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from wgslgen.check.engines.base import ShaderInput, Verdict, engine_failure, failure, kill_group
+from wgslgen.check.engines.base import ShaderInput, Verdict, engine_failure, failure
+from wgslgen.children import Child, kill_group, python_env
 
 INSTALL_HINT = "pip install 'wgslgen[dawn]' (the wgpudawn package)"
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 
 
 class _Worker:
     """One running dawn_worker process with a reader thread feeding a queue of reply lines."""
 
     def __init__(self, argv: Sequence[str], startup_timeout: float) -> None:
-        env = dict(os.environ, WGPU_BACKEND_TYPE="Null")
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
-        # stderr goes to a file: a chatty worker must never block on a full pipe.
-        self.stderr: IO[str] = tempfile.TemporaryFile(  # noqa: SIM115 - lives as long as the worker
-            "w+", encoding="utf-8", errors="replace"
-        )
-        self.proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            text=True,
-            encoding="utf-8",
-            env=env,
-            start_new_session=True,
-            bufsize=1,
-        )
+        self.child = Child(argv, env=python_env({"WGPU_BACKEND_TYPE": "Null"}), text=True)
+        self.proc, self.stderr = self.child.proc, self.child.stderr
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()

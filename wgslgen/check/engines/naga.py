@@ -21,8 +21,8 @@ from wgslgen.check.engines.base import (
     Verdict,
     engine_failure,
     find_location,
-    run_process,
 )
+from wgslgen.children import run_process
 
 ADAPTER = Path(__file__).with_name("naga_cli.mjs")
 INSTALL_HINT = (

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from wgslgen.check.engines.base import kill_group, run_process
 from wgslgen.check.engines.naga import INSTALL_HINT, NagaEngine, _first_error, batch_spans
+from wgslgen.children import Child, kill_group, run_process
 from wgslgen.errors import WgslgenError
 
 # Output file extensions naga-cli chooses its writer by.
@@ -309,18 +309,9 @@ def _stream(
 
     Returns (exit code, stderr, whether it was killed after ``idle_timeout`` s of silence).
     """
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
-        # stderr goes to a file so that a chatty process never blocks on a full pipe.
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            start_new_session=True,
-        )
+    child = Child(argv, text=True, stdin=subprocess.DEVNULL)
+    with child.stderr as err:
+        proc = child.proc
         last = [time.monotonic()]
         finished, hung = threading.Event(), threading.Event()
 
