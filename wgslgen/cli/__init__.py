@@ -114,7 +114,11 @@ def _add_completer(action: argparse.Action) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``wgslgen`` console script."""
-    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in words
+    if any("\x00" in w for w in words):  # no file name or value can hold one
+        print_error("an argument contains a NUL byte")
+        return 2
     try:
         project = load_project()
     except WgslgenError as exc:
@@ -137,6 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print_error("interrupted; everything already written is kept")
         return 130
+    except OSError as exc:  # a path the user gave: a file where a folder belongs, no access
+        if args.debug:
+            raise
+        print_error(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
+        return 2
 
 
 def _autocomplete(parser: argparse.ArgumentParser) -> None:

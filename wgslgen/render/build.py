@@ -187,9 +187,7 @@ def merged_tree(
         }
         for spec in new.specs
     }
-    kept_kernels = {
-        n: k for n, k in old_kernels.items() if partial or not kernel_owned(n, k)
-    }
+    kept_kernels = {n: k for n, k in old_kernels.items() if partial or not kernel_owned(n, k)}
     entries = kept + new.manifest["variants"]
     entries.sort(key=lambda e: (e["kernel"], e["name"], e["family"]))
     manifest = {
@@ -205,9 +203,7 @@ def compare(tree: Mapping[str, bytes], out: Path) -> list[Difference]:
     """Every file that differs from, is missing from or is extra in ``out`` (extra: listed
     by the manifest on disk but no longer built; files wgslgen did not write never count)."""
     listed = listed_files(out)
-    on_disk = {
-        p: (out / p).read_bytes() for p in set(tree) | listed if (out / p).is_file()
-    }
+    on_disk = {p: (out / p).read_bytes() for p in set(tree) | listed if (out / p).is_file()}
     diffs = [
         Difference("missing" if p not in on_disk else "differs", p)
         for p in sorted(tree)
@@ -263,6 +259,11 @@ def _carry_over(out: Path, staging: Path, owned: set[str]) -> None:
             if rel in owned:
                 continue
             src, dst = here / name, staging / rel_dir / name
+            if os.path.lexists(dst):
+                raise WgslgenError(
+                    f"{src}: not written by wgslgen, but this build needs that path for its own "
+                    f"{'folder' if dst.is_dir() else 'file'}; move it away; {out} is unchanged"
+                )
             _mkdir_like(here, dst.parent)
             if src.is_symlink():
                 os.symlink(os.readlink(src), dst)

@@ -299,6 +299,7 @@ class ResultsDB:
                 raise WgslgenError(f"cannot merge {p}: no such results file")
         with self._lock():
             own = _load(self.path)
+            self._refuse_foreign(own)
             out = list(own.records)
             seen = {r.identity(): _line(r) for r in out}
             problems: list[tuple[str, int, str]] = [(str(self.path), n, w) for n, w in own.problems]
@@ -328,9 +329,19 @@ class ResultsDB:
         lines moved to rejected_path)."""
         with self._lock():
             report = _load(self.path)
+            self._refuse_foreign(report)
             kept = [r for r in report.records if not drop(r)]
             self._rewrite(kept, report.raw_problems)
         return len(report.records) - len(kept), len(report.raw_problems)
+
+    def _refuse_foreign(self, own: LoadReport) -> None:
+        """A file with lines but not one readable record is not a results database (a
+        mistyped --db): it is never rewritten."""
+        if own.raw_problems and not own.records:
+            raise WgslgenError(
+                f"{self.path}: not one line is a results record (line {own.problems[0][0]}: "
+                f"{own.problems[0][1]}); not a results database? nothing was changed"
+            )
 
     def _rewrite(self, records: list[Record], rejected: list[bytes]) -> None:
         if rejected:  # never silently lost: moved aside, next to the database
