@@ -161,3 +161,21 @@ def test_license_file_matches_pyproject() -> None:
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert meta["license"] == "MIT" and meta["license-files"] == ["LICENSE"]
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+def test_lowest_supported_wgpu_validates_and_tests(tmp_path: Path) -> None:
+    """The lower bound of pyproject's wgpu range, shadowing the installed wgpu-py."""
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    [spec] = [d for d in deps if d.startswith("wgpu")]
+    lowest = re.search(r">=\s*([\d.]+)", spec).group(1)  # type: ignore[union-attr]
+    target = tmp_path / "wgpu"
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    _run([*pip, f"wgpu=={lowest}"], tmp_path, env)
+    scale = ["--templates", str(GOOD_KERNELS / "scale"), "--set", "wg=64", "--set", "s=f32"]
+    cli = [sys.executable, "-m", "wgslgen"]
+    report = json.loads(_run([*cli, "validate", *scale, "--engines", "wgpu", "--json"], ROOT, env))
+    assert re.match(rf"wgpu-py {re.escape(lowest)}(\.0)* ", report["engines"]["wgpu"])
+    assert all(r["engines"]["wgpu"]["ok"] for r in report["results"])
+    report = json.loads(_run([*cli, "test", *scale, "--adapter", "cpu", "--json"], ROOT, env))
+    assert report["ok"] and {r["status"] for r in report["results"]} == {"pass"}
