@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
 import sys
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -21,12 +21,8 @@ from wgslgen.vendor.runtime import wgslgen_runtime as rt
 
 
 @pytest.fixture(scope="module")
-def vendored(tmp_path_factory) -> tuple[Path, vplan.VendorPlan, dict]:
-    base = tmp_path_factory.mktemp("vendored")
-    out = base / "wgk"
-    plan = vh.vendor(out)
-    cases = vh.write_cases(plan, base / "cases.json")
-    return out, plan, cases
+def vendored(tmp_path_factory):
+    return vh.shared(tmp_path_factory)
 
 
 def test_manifest_validates_against_shipped_schema(vendored):
@@ -69,25 +65,35 @@ def test_portable_fallback_per_kernel(vendored):
         assert all(n <= webgpu[name] for name, n in v["limits"].items()), v["limits"]
 
 
+SEED_BINDINGS = [
+    (0, "params", "uniform", None, "read"),
+    (1, "k_hist", "storage", "f32", "read"),
+    (2, "v_hist", "storage", "f32", "read"),
+    (3, "probs", "storage", "f32", "read"),
+    (4, "d_out", "storage", "f32", "read"),
+    (5, "d_scores", "storage", "f32", "read_write"),
+    (6, "d_q", "storage", "f32", "read_write"),
+]
+
+
 def test_seed_swap_variant_has_the_seeds_bindings(vendored):
     _, plan, _ = vendored
+    seed_shape = {"head_dim": 256, "n_heads": 8, "n_kv_heads": 4, "history_len": 4096}
+    chosen = rt.select(
+        plan.manifest, "attention_bwd_dq", conformance.facts("h200-native"), seed_shape
+    )
     fallback = plan.manifest["kernels"]["attention_bwd_dq"]["selection"]["portable_fallback"]
-    v = plan.manifest["variants"][fallback]
-    got = [(b["binding"], b["name"], b["kind"], b["element"], b["access"]) for b in v["bindings"]]
-    assert got == [
-        (0, "params", "uniform", None, "read"),
-        (1, "k_hist", "storage", "f32", "read"),
-        (2, "v_hist", "storage", "f32", "read"),
-        (3, "probs", "storage", "f32", "read"),
-        (4, "d_out", "storage", "f32", "read"),
-        (5, "d_scores", "storage", "f32", "read_write"),
-        (6, "d_q", "storage", "f32", "read_write"),
-    ]
-    assert v["uniform"]["size"] == 32 and [f["name"] for f in v["uniform"]["fields"]][-3:] == [
-        "_pad0",
-        "_pad1",
-        "_pad2",
-    ]
+    for name in (chosen.variant, fallback):
+        v = plan.manifest["variants"][name]
+        got = [
+            (b["binding"], b["name"], b["kind"], b["element"], b["access"]) for b in v["bindings"]
+        ]
+        assert got == SEED_BINDINGS, name
+        fields = [f["name"] for f in v["uniform"]["fields"]]
+        assert v["uniform"]["size"] == 32 and fields[-3:] == ["_pad0", "_pad1", "_pad2"]
+    # the seed's dispatch: one workgroup per query head; its uniform bytes
+    assert chosen.dispatch == (("main", (8, 1, 1)),)
+    assert chosen.uniform[:20] == struct.pack("<5I", 256, 8, 4, 2, 4096)
 
 
 def test_expressions_become_trees_without_eval():

@@ -32,6 +32,11 @@ def swiftshader_icd() -> Path | None:
 ICD = swiftshader_icd()
 
 
+@pytest.fixture(scope="module")
+def vendored(tmp_path_factory):
+    return vh.shared(tmp_path_factory)
+
+
 @pytest.mark.skipif(not TSC.exists(), reason="typescript not installed: run scripts/setup.sh")
 def test_compiled_runtime_is_current(tmp_path):
     shutil.copy(RUNTIME / "runtime.ts", tmp_path / "runtime.ts")
@@ -46,9 +51,8 @@ def test_compiled_runtime_is_current(tmp_path):
         ).read_text(), f"runtime.{ext} is stale: run node_modules/.bin/tsc -p {RUNTIME}"
 
 
-def test_vendored_ts_module_typechecks(tmp_path):
-    out = tmp_path / "wgk"
-    vh.vendor(out, langs=["ts"])
+def test_vendored_ts_module_typechecks(vendored):
+    out = vendored[0]
     assert {p.name for p in (out / "ts").iterdir()} == {
         "wgslgen_kernels.ts",
         "wgslgen_kernels.js",
@@ -69,16 +73,14 @@ def test_vendored_ts_module_typechecks(tmp_path):
 @pytest.mark.skipif(
     not (ROOT / "node_modules" / "webgpu").exists(), reason="npm webgpu not installed"
 )
-def test_node_dawn_swiftshader_runs_the_shared_cases(tmp_path):
-    out = tmp_path / "wgk"
-    plan = vh.vendor(out, langs=["ts"])
-    vh.write_cases(plan, tmp_path / "cases.json")
+def test_node_dawn_swiftshader_runs_the_shared_cases(tmp_path, vendored):
+    out, plan, _ = vendored
     report = tmp_path / "report.json"
     env = {
         **os.environ,
         "VK_ICD_FILENAMES": str(ICD),
         "WGSLGEN_VENDORED_JS": str(out / "ts" / "wgslgen_kernels.js"),
-        "WGSLGEN_CASES": str(tmp_path / "cases.json"),
+        "WGSLGEN_CASES": str(out.parent / "cases.json"),
         "WGSLGEN_REPORT": str(report),
     }
     test_file = ROOT / "tests" / "vendor_clients" / "node_client.test.mjs"

@@ -14,11 +14,14 @@ from tests.vendor_clients import rust_conformance
 RUSTC = shutil.which("rustc")
 
 
+@pytest.fixture(scope="module")
+def vendored(tmp_path_factory):
+    return vh.shared(tmp_path_factory)
+
+
 @pytest.mark.skipif(RUSTC is None, reason="rustc is not installed (no Rust toolchain on PATH)")
-def test_rust_module_conformance(tmp_path):
-    out = tmp_path / "wgk"
-    plan = vh.vendor(out, langs=["rust"])
-    cases = vh.write_cases(plan, tmp_path / "cases.json")
+def test_rust_module_conformance(tmp_path, vendored):
+    out, _, cases = vendored
     manifest = json.loads((out / "manifest.json").read_text())
     src = tmp_path / "conformance_test.rs"
     src.write_text(rust_conformance.generate(out, cases, manifest, "wgslgen_kernels.rs"))

@@ -43,3 +43,16 @@ def write_cases(plan: VendorPlan, path: Path) -> dict:
     cases = conformance.build(plan.manifest, specs())
     path.write_text(json.dumps(cases, sort_keys=True))
     return cases
+
+
+_SHARED: list[tuple[Path, VendorPlan, dict]] = []
+
+
+def shared(tmp_path_factory) -> tuple[Path, VendorPlan, dict]:
+    """The repo's kernels vendored once per test session with every binding, and the shared
+    cases (site/wgk/ and site/cases.json, laid out as the browser page expects)."""
+    if not _SHARED:
+        site = tmp_path_factory.mktemp("site")
+        plan = vendor(site / "wgk")
+        _SHARED.append((site / "wgk", plan, write_cases(plan, site / "cases.json")))
+    return _SHARED[0]

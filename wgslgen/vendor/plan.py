@@ -149,52 +149,22 @@ def plan_vendor(
     strict: bool = False,
 ) -> VendorPlan:
     """The whole vendored folder in memory (deterministic: same inputs, same bytes)."""
-    from wgslgen.render.renderer import template_sha256
-    from wgslgen.tune.selection import result_sha256
-
     plan = VendorPlan()
     entries = _load_selection(selection)
-    names = {k.name for k in kernels}
-    unknown = sorted({e.kernel for e in entries} - names - {k.name for k in _all_kernels()})
+    unknown = sorted({e.kernel for e in entries} - {k.name for k in [*kernels, *_all_kernels()]})
     if unknown:
         raise WgslgenError(f"{selection}: names unknown kernel(s) {', '.join(unknown)}")
+    chosen, verdicts, fallbacks = _choose(kernels, entries, selection, strict, engines, plan)
     infos, samples = rl.device_facts(selection.parent / "results.jsonl") if selection else ({}, {})
-    chosen: dict[str, list[RenderedVariant]] = {}
-    for spec in kernels:
-        mine = [e for e in entries if e.kernel == spec.name]
-        for name in _named(spec, mine, str(selection), strict, plan):
-            chosen[name] = render_families(next(v for v in spec.variants if v.name == name))
-    verdicts = _validate([r for rs in chosen.values() for r in rs], engines)
-    fallbacks = _choose_fallbacks(kernels, engines, verdicts)
-    for spec in kernels:
-        name, renderings = fallbacks[spec.name]
-        chosen[name] = renderings
-    for name, (ok, why, _) in sorted(verdicts.items()):
-        if not ok:
-            plan.excluded.append((name, why))
-            chosen.pop(name, None)
-    shas = {
-        n: result_sha256(next(r for r in rs if r.family in ("any", "naga")))
-        for n, rs in chosen.items()
-    }
-
-    def usable(variant: str, sha: str | None) -> str | None:
-        if variant not in chosen:
-            why = dict(plan.excluded).get(variant, "not a variant of the templates now")
-            return f"{variant} is not vendored ({why})"
-        if sha is not None and sha != shas[variant]:
-            now = shas[variant][:12]
-            return f"tuning record of {variant} is stale (sha256 {sha[:12]} != {now}): dropped"
-        return None
-
+    usable = _usable(chosen, plan)
     manifest_kernels: dict[str, Any] = {}
     for spec in kernels:
         mine = [e for e in entries if e.kernel == spec.name]
         rule_list = rl.kernel_rules(mine, infos, samples, usable, plan.warnings)
-        fallback = fallbacks[spec.name][0]
-        default = rl.default_chain(
-            mine, lambda n: n in chosen and verdicts.get(n, (1,))[0] and _portable(chosen[n])
-        )
+        fallback = fallbacks[spec.name]
+        default = rl.default_chain(mine, lambda n: n in chosen and _portable(chosen[n]))
+        wide = fallbacks.get(spec.name + "+")  # covers shapes the fallback cannot
+        default += [wide] if wide and wide not in default else []
         used = {c["variant"] for r in rule_list for c in r["chain"]} | set(default) | {fallback}
         manifest_kernels[spec.name] = {
             "sizes": list(spec.problem.sizes) if spec.problem else [],
@@ -205,15 +175,9 @@ def plan_vendor(
                 "portable_fallback": fallback,
             },
         }
-    used_all = {v for k in manifest_kernels.values() for v in k["variants"]}
-    variants: dict[str, Any] = {}
-    for name in sorted(used_all):
-        rs = chosen[name]
-        tsha = template_sha256(rs[0].variant.spec)
-        for r in rs:
-            plan.files[shader_name(name, r.family)] = (provenance(r, tsha) + r.source).encode()
-        by = verdicts.get(name, (True, "", set()))[2]
-        variants[name] = variant_entry(rs, _portable(rs), by)
+    variants = _variants(
+        plan, chosen, verdicts, {v for k in manifest_kernels.values() for v in k["variants"]}
+    )
     plan.files[SCHEMA] = schema_text().encode()
     plan.manifest = {
         "schema_version": SCHEMA_VERSION,
@@ -235,29 +199,101 @@ def plan_vendor(
     return plan
 
 
+Chosen = dict[str, list[RenderedVariant]]
+
+
+def _choose(kernels, entries, selection, strict, engines, plan) -> tuple[Chosen, dict, dict]:
+    """Render the named variants and a fallback per kernel; drop (and list) the invalid."""
+    chosen: Chosen = {}
+    for spec in kernels:
+        mine = [e for e in entries if e.kernel == spec.name]
+        for name in _named(spec, mine, str(selection), strict, plan):
+            chosen[name] = render_families(next(v for v in spec.variants if v.name == name))
+    verdicts = _validate([r for rs in chosen.values() for r in rs], engines)
+    fallbacks = _choose_fallbacks(kernels, engines, verdicts)
+    for name, renderings in fallbacks.values():
+        chosen[name] = renderings
+    for name, (ok, why, _) in sorted(verdicts.items()):
+        if not ok:
+            plan.excluded.append((name, why))
+            chosen.pop(name, None)
+    return chosen, verdicts, {k: name for k, (name, _) in fallbacks.items() if name in chosen}
+
+
+def _usable(chosen: Chosen, plan: VendorPlan):
+    """Why a tuned choice cannot be used (not vendored, or its record is stale), or None."""
+    from wgslgen.tune.selection import result_sha256
+
+    shas = {
+        n: result_sha256(next(r for r in rs if r.family in ("any", "naga")))
+        for n, rs in chosen.items()
+    }
+
+    def usable(variant: str, sha: str | None) -> str | None:
+        if variant not in chosen:
+            why = dict(plan.excluded).get(variant, "not a variant of the templates now")
+            return f"{variant} is not vendored ({why})"
+        if sha is not None and sha != shas[variant]:
+            now = shas[variant][:12]
+            return f"tuning record of {variant} is stale (sha256 {sha[:12]} != {now}): dropped"
+        return None
+
+    return usable
+
+
+def _variants(plan: VendorPlan, chosen: Chosen, verdicts: dict, used: set[str]) -> dict:
+    """Shader files (provenance line first) and manifest entries of the variants in use."""
+    from wgslgen.render.renderer import template_sha256
+
+    variants: dict[str, Any] = {}
+    for name in sorted(used):
+        rs = chosen[name]
+        tsha = template_sha256(rs[0].variant.spec)
+        for r in rs:
+            plan.files[shader_name(name, r.family)] = (provenance(r, tsha) + r.source).encode()
+        by = verdicts.get(name, (True, "", set()))[2]
+        variants[name] = variant_entry(rs, _portable(rs), by)
+    return variants
+
+
 def _all_kernels() -> list[KernelSpec]:
     from wgslgen.spec.loader import discover
 
     return discover(None)
 
 
+def _fits_webgpu(renderings: Sequence[RenderedVariant]) -> bool:
+    webgpu = BUILTIN_PROFILES["webgpu"]
+    return all(not check_passes(r.facts, webgpu, r.features) for r in renderings)
+
+
+def _first(spec: KernelSpec, ok, engines, verdicts) -> tuple[Variant, list[RenderedVariant]] | None:
+    """The first variant in portable_order whose renderings satisfy ``ok`` and compile."""
+    for variant in portable_order(spec):
+        rs = render_families(variant)
+        if not ok(rs):
+            continue
+        if variant.name not in verdicts:
+            verdicts.update(_validate(rs, engines))
+        if verdicts[variant.name][0]:
+            return variant, rs
+    return None
+
+
 def _choose_fallbacks(kernels, engines, verdicts) -> dict[str, tuple[str, list[RenderedVariant]]]:
-    """Per kernel the first portable variant (portable_order) that compiles."""
+    """Per kernel the portable fallback, and (key ``kernel + "+"``) a wider variant when one
+    that fits `webgpu` with optional features covers more spec shapes than it."""
     out = {}
     for spec in kernels:
-        for variant in portable_order(spec):
-            rs = render_families(variant)
-            if not _portable(rs):
-                continue
-            if variant.name not in verdicts:
-                verdicts.update(_validate(rs, engines))
-            if verdicts[variant.name][0]:
-                out[spec.name] = (variant.name, rs)
-                break
-        else:
+        found = _first(spec, _portable, engines, verdicts)
+        if found is None:
             raise WgslgenError(
                 f"kernel {spec.name}: no variant is portable (no optional feature, fits webgpu)"
             )
+        out[spec.name] = (found[0].name, found[1])
+        wide = _first(spec, _fits_webgpu, engines, verdicts)
+        if wide is not None and _coverage(wide[0]) > _coverage(found[0]):
+            out[spec.name + "+"] = (wide[0].name, wide[1])
     return out
 
 
