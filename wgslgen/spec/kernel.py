@@ -19,21 +19,7 @@ from wgslgen.errors import WgslgenError
 from wgslgen.spec.expressions import Expression
 from wgslgen.spec.interface import ENCODINGS, Binding, Interface, UniformLayout
 
-# Names and keys end up in file names under generated/: nothing that could leave it.
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
-_SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.]+$")
-
-_TABLE_KEYS = {
-    "": {"kernel", "axis", "constraints", "uniform", "binding", "pass", "problem", "test", "tune"},
-    "kernel": {"name", "template", "entry_point", "description", "reference"},
-    "axis": {"name", "key", "values", "baseline", "doc"},
-    "uniform": {"struct", "var", "group", "binding", "fields", "pad_to"},
-    "binding": {"name", "group", "binding", "access", "type", "count", "scratch", "doc"},
-    "pass": {"entry_point", "dispatch", "doc"},
-    "problem": {"sizes", "derived", "preconditions", "dispatch"},
-    "test": {"shapes", "tolerance"},
-    "tune": {"shapes"},
-}
+# kernel.toml is validated by the models in spec/schema.py; loader.py builds these objects.
 
 
 @dataclass(frozen=True)

@@ -94,14 +94,13 @@ _MACRO = re.compile(r"\{%-?\s*macro\s+(\w+)\((.*?)\)\s*-?%\}", re.S)
 _COMMENT = re.compile(r"\{#-?(.*?)-?#\}", re.S)
 
 
-def lib_macros(lib: Path | None = None) -> list[tuple[str, str, str, str, str]]:
-    """(file, macro name, parameters, doc comment, an example call) of every _lib macro.
+def lib_macros(lib: Path | None = None) -> list[tuple[str, str, str, str]]:
+    """(file, macro name, parameters, doc comment) of every _lib macro, in source order.
 
-    The doc is the comment right above the macro; the example is the first call of it in the
-    bundled templates (or a call with the parameter names when none uses it).
+    The doc is the comment right above the macro. Only _lib's own text counts, so editing a
+    kernel template never makes the documentation stale.
     """
     lib = lib or DEFAULT_TEMPLATES / "_lib"
-    users = sorted(p for p in lib.parent.rglob("*.j2"))
     out = []
     for path in sorted(lib.glob("*.j2")):
         text = path.read_text(encoding="utf-8")
@@ -111,43 +110,27 @@ def lib_macros(lib: Path | None = None) -> list[tuple[str, str, str, str, str]]:
             doc = ""
             if comments and comments[-1].end() == len(before):
                 doc = " ".join(comments[-1].group(1).split())
-            params = " ".join(m.group(2).split())
-            example = _example(m.group(1), params, users, _alias(path.name, users))
-            out.append((path.name, m.group(1), params, doc, example))
+            out.append((path.name, m.group(1), " ".join(m.group(2).split()), doc))
     return out
 
 
-def _alias(file: str, users: list[Path]) -> str:
-    # The name the bundled templates import the file as (dt for dtype.wgsl.j2, ...).
-    imports = re.compile(rf'import\s+"_lib/{re.escape(file)}"\s+as\s+(\w+)')
-    for path in users:
-        if m := imports.search(path.read_text(encoding="utf-8")):
-            return m.group(1)
-    return file.split(".")[0]
-
-
-def _example(name: str, params: str, users: list[Path], alias: str) -> str:
-    call = re.compile(rf"\b{alias}\.{name}\(")
-    for path in users:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if call.search(line) and "macro" not in line:
-                return line.strip()
-    return f"{{{{ {alias}.{name}({params}) }}}}"
-
-
 def markdown_macros() -> str:
-    """The _lib reference of docs/kernel-format.md: one entry per macro."""
+    """The _lib reference of docs/kernel-format.md: the import, then each macro and a call."""
     lines: list[str] = []
     current = ""
-    users = sorted(DEFAULT_TEMPLATES.rglob("*.j2"))
-    for file, name, params, doc, example in lib_macros():
+    for file, name, params, doc in lib_macros():
+        alias = file.split(".")[0]
         if file != current:
-            alias = _alias(file, users)
             lines += [f"### _lib/{file}", "", f'`{{% import "_lib/{file}" as {alias} %}}`', ""]
             current = file
         lines += [f"- **`{name}({params})`** — {doc or '(no comment in the source)'}"]
-        lines += [f"  Example: `{example}`", ""]
+        lines += [f"  Call: `{{{{ {alias}.{name}({_arguments(params)}) }}}}`", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _arguments(params: str) -> str:
+    # A call passes the required parameters; defaults (name=value) are left out.
+    return ", ".join(p.strip() for p in params.split(",") if p.strip() and "=" not in p)
 
 
 def _main() -> None:
@@ -176,11 +159,25 @@ def replace_block(text: str, block: str, body: str) -> str:
     return f"{head}{begin}\n\n{body}\n{end}{tail}"
 
 
-def regenerated_docs(text: str) -> str:
-    """docs/kernel-format.md with its key and macro references regenerated."""
-    return replace_block(
-        replace_block(text, "keys", markdown_reference()), "macros", markdown_macros()
+def markdown_example() -> str:
+    """The starter kernel of `wgslgen init` (kernel.toml, template, reference.py)."""
+    from wgslgen import starter
+
+    parts = [
+        ("kernels/rmsnorm/kernel.toml", "toml", starter.KERNEL_TOML),
+        ("kernels/rmsnorm/rmsnorm.wgsl.j2", "jinja", starter.TEMPLATE),
+        ("kernels/rmsnorm/reference.py", "python", starter.REFERENCE),
+    ]
+    return "\n".join(
+        f"`{name}`:\n\n```{lang}\n{text.rstrip()}\n```\n" for name, lang, text in parts
     )
+
+
+def regenerated_docs(text: str) -> str:
+    """docs/kernel-format.md with its key, macro and example blocks regenerated."""
+    text = replace_block(text, "keys", markdown_reference())
+    text = replace_block(text, "macros", markdown_macros())
+    return replace_block(text, "example", markdown_example())
 
 
 if __name__ == "__main__":
