@@ -22,7 +22,7 @@ fi
 
 stamp_of() { cat "$@" | sha256sum | cut -c1-16; }
 
-py_stamp=$(stamp_of pyproject.toml scripts/setup.sh)
+py_stamp=$(stamp_of pyproject.toml setup.py scripts/setup.sh)
 if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.setup-stamp 2>/dev/null)" != "$py_stamp" ]; then
     echo "setup: creating the Python environment in .venv"
     python3 -m venv .venv
