@@ -44,3 +44,22 @@ def test_pre_commit_hook_runs_vendor_check():
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     hook = next(h for h in hooks if h["id"] == "wgslgen-vendor-check")
     assert hook["entry"] == "wgslgen vendor --check" and hook["pass_filenames"] is False
+
+
+def test_cli_vendor_and_check_exit_codes(tmp_path, capsys):
+    from wgslgen.cli import main
+
+    templates = _kernel_copy(tmp_path)
+    out = tmp_path / "gpu_kernels"
+    none = str(tmp_path / "no_selection.json")
+    args = ["vendor", "--templates", str(templates), "--lang", "py,rust"]
+    assert main([*args, "--out", str(out), "--selection", none]) == 2  # no such file: named
+    assert "no_selection.json: no such file" in capsys.readouterr().err
+    assert main([*args, "--out", str(out)]) == 0
+    assert main(["vendor", "--check", str(out)]) == 0
+    (out / "rust" / "wgslgen_kernels.rs").write_text("// edited\n")
+    assert main(["vendor", "--check", str(out)]) == 1
+    assert "wgslgen_kernels.rs: hand-edited" in capsys.readouterr().out.replace("\n", "")
+    assert main(["vendor", "--out", str(ROOT / "generated" / "x")]) == 2
+    assert main(["vendor", "--check", str(tmp_path)]) == 2  # never vendored
+    assert "not a vendored folder" in capsys.readouterr().err

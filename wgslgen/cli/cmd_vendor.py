@@ -68,7 +68,13 @@ def run(args: argparse.Namespace) -> int:
         raise WgslgenError("wgslgen vendor: give --out DIR (or --check DIR)")
     roots = [DEFAULT_TEMPLATES, DEFAULT_TEMPLATES.parent / "generated", Path("generated")]
     folder.refuse_inside(args.out, roots + [Path(t) for t in args.templates or []])
-    plan = folder.regenerate(_inputs(args), args.engine)
+    inputs = _inputs(args)
+    if "py" in inputs["langs"] and not args.out.resolve().name.isidentifier():
+        raise WgslgenError(
+            f"--out {args.out}: with --lang py the folder is a Python package, so its name "
+            "must be a Python identifier (e.g. gpu_kernels)"
+        )
+    plan = folder.regenerate(inputs, args.engine)
     changed = folder.write(plan, args.out)
     if args.json:
         emit_json({"out": str(args.out), "changed": changed, "manifest": plan.manifest})
