@@ -211,3 +211,56 @@ def test_directives_per_family() -> None:
         assert check_directives(no_enable, family) == ["f16 types need `enable f16;`"]
     with pytest.raises(WgslgenError, match="unknown compiler family"):
         check_directives(no_enable, "glsl")
+
+
+def test_profile_schema_is_current_and_accepts_the_fixtures() -> None:
+    import jsonschema
+
+    from wgslgen.check.profile_model import SCHEMA_PATH, json_schema, schema_text
+
+    # Generated from the pydantic model: `python -m wgslgen.check.profile_model` rewrites it.
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text()
+    validator = jsonschema.Draft202012Validator(json_schema())
+    good = json.loads((FIXTURES.parent / "validate" / "big_workgroups.json").read_text())
+    validator.validate(good)
+    typo = json.loads((FIXTURES.parent / "validate" / "unknown_key.json").read_text())
+    assert [e.validator for e in validator.iter_errors(typo)] == ["additionalProperties"]
+    assert list(validator.iter_errors({"limits": {"max-bind-groups": -1}}))
+
+
+def test_static_texture_sampler_and_immediate_limits() -> None:
+    corpus = FIXTURES.parent / "corpus"
+    expected = {
+        "limit_storage_textures.wgsl": "storage textures 5 > 4 "
+        "(max-storage-textures-per-shader-stage)",
+        "limit_sampled_textures.wgsl": "sampled textures 17 > 16 "
+        "(max-sampled-textures-per-shader-stage)",
+        "limit_samplers.wgsl": "samplers 17 > 16 (max-samplers-per-shader-stage)",
+        "limit_immediate_size.wgsl": "immediate data 80 B > 64 B (max-immediate-size)",
+    }
+    for name, reason in expected.items():
+        facts = analyze((corpus / name).read_text(encoding="utf-8"))
+        for profile in ("webgpu", "compat"):
+            assert check(facts, load_profile(profile), frozenset()) == [reason], name
+    small = analyze((corpus / "immediate_var.wgsl").read_text(encoding="utf-8"))
+    assert small.immediate_bytes == 8
+    assert check(small, load_profile("webgpu"), frozenset()) == []
+    # wgpu offers immediates only as a native feature: none in its downlevel profile.
+    assert check(small, load_profile("wgpu-downlevel"), frozenset()) == [
+        "immediate data 8 B > 0 B (max-immediate-size)"
+    ]
+
+
+def test_adapter_profile_comes_from_a_child_process() -> None:
+    import subprocess
+    import sys
+
+    # A fresh interpreter: asking for the adapter profile must not load wgpu-native here.
+    code = (
+        "import sys; from wgslgen.check.limits import load_profile; "
+        "p = load_profile('adapter'); "
+        "assert p.limits['max-compute-workgroup-storage-size'] > 0, p; "
+        "assert not any(m.startswith('wgpu') for m in sys.modules), sorted(sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

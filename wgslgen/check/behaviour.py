@@ -87,7 +87,7 @@ class Behaviours:
 def returns_value(mod: Module, name: str) -> bool:
     """Whether function ``name`` declares a return type (``-> T``)."""
     params, body, _ = mod.fns[name]
-    return "->" in (t.text for t in mod.t[mod._match(params) : body])
+    return "->" in mod.texts[mod._match(params) : body]
 
 
 def check_behaviour(mod: Module, parser: BodyParser, beh: Behaviours) -> list[Finding]:

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from wgslgen.check.profile_model import LimitProfileFile, problem
 from wgslgen.check.wgsl import WgslFacts, required_features
 from wgslgen.errors import WgslgenError
 
@@ -120,8 +123,6 @@ BUILTIN_PROFILES: dict[str, LimitProfile] = {
     "wgpu-downlevel": LimitProfile("wgpu-downlevel", WGPU_DOWNLEVEL_LIMITS, None),
 }
 
-_PROFILE_KEYS = {"name", "limits", "features", "base"}
-
 
 def _kebab(key: str) -> str:
     """'maxComputeWorkgroupSizeX' / 'max_compute_workgroup_size_x' -> kebab-case."""
@@ -134,10 +135,33 @@ def _normalize_key(key: str) -> str:
     return re.sub(r"dimension-?(\d)-?d$", r"dimension-\1d", kebab)
 
 
-def adapter_profile(adapter: Any) -> LimitProfile:
-    """The limits and features a wgpu-py adapter reports, as a profile named 'adapter'."""
-    limits = {str(k): int(v) for k, v in adapter.limits.items() if isinstance(v, int)}
-    return LimitProfile("adapter", limits, frozenset(str(f) for f in adapter.features))
+def adapter_profile(selector: str | None = None, timeout: float = 120.0) -> LimitProfile:
+    """The limits and features the chosen adapter reports, as a profile named 'adapter'.
+
+    Asked in a child process (wgslgen.check.adapter_probe): the process that checks limits
+    never opens wgpu itself. Asked once per selector.
+    """
+    if selector not in _ADAPTERS:
+        import sys
+
+        from wgslgen.children import python_env, run_process
+
+        argv = [sys.executable, "-m", "wgslgen.check.adapter_probe", *filter(None, [selector])]
+        done = run_process(argv, timeout, env=python_env())
+        try:
+            answer = json.loads(done.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            why = "timed out" if done.timed_out else (done.stderr.strip().splitlines() or [""])[-1]
+            raise WgslgenError(f"cannot read the adapter's limits: {why}") from None
+        if "error" in answer:
+            raise WgslgenError(answer["error"])
+        _ADAPTERS[selector] = LimitProfile(
+            "adapter", dict(answer["limits"]), frozenset(answer["features"])
+        )
+    return _ADAPTERS[selector]
+
+
+_ADAPTERS: dict[str | None, LimitProfile] = {}
 
 
 def load_profile(name_or_path: str | Path) -> LimitProfile:
@@ -146,9 +170,7 @@ def load_profile(name_or_path: str | Path) -> LimitProfile:
     if text in BUILTIN_PROFILES:
         return BUILTIN_PROFILES[text]
     if text == "adapter" or text.startswith("adapter:"):
-        from wgslgen.run.device import choose_adapter
-
-        return adapter_profile(choose_adapter(text.partition(":")[2] or None))
+        return adapter_profile(text.partition(":")[2] or None)
     path = Path(text)
     if not path.is_file():
         names = ", ".join([*BUILTIN_PROFILES, "adapter"])
@@ -164,38 +186,20 @@ def load_profile(name_or_path: str | Path) -> LimitProfile:
 
 def profile_from_dict(data: Any, source: str = "<profile>") -> LimitProfile:
     """Build a profile from ``{"name", "limits", "features"?, "base"?}`` read from ``source``."""
-    if not isinstance(data, dict):
-        raise WgslgenError(f"{source}: a limit profile is a JSON object")
-    extra = sorted(set(data) - _PROFILE_KEYS)
-    if extra:
-        raise WgslgenError(
-            f"{source}: unknown key(s) {', '.join(extra)}; "
-            f"expected {', '.join(sorted(_PROFILE_KEYS))}"
-        )
-    base = data.get("base")
-    if base is not None and base not in BUILTIN_PROFILES:
-        raise WgslgenError(f"{source}: unknown base profile {base!r}")
-    limits: dict[str, int] = dict(BUILTIN_PROFILES[base].limits) if base else {}
-    raw = data.get("limits", {})
-    if not isinstance(raw, dict):
-        raise WgslgenError(f"{source}: 'limits' must be an object of name: integer")
-    unknown = [k for k in raw if _normalize_key(str(k)) not in KNOWN_LIMITS]
+    try:
+        model = LimitProfileFile.model_validate(data)
+    except ValidationError as exc:
+        raise WgslgenError(f"{source}: {problem(exc, data)}") from None
+    unknown = [k for k in model.limits if _normalize_key(k) not in KNOWN_LIMITS]
     if unknown:
         raise WgslgenError(
             f"{source}: unknown limit(s) {', '.join(map(repr, unknown))}",
             hint="limits use WebGPU names, e.g. max-compute-workgroup-storage-size",
         )
-    for key, value in raw.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise WgslgenError(f"{source}: limit {key!r} must be a non-negative integer")
-        limits[_normalize_key(key)] = value
-    features = data.get("features")
-    if features is not None and (
-        not isinstance(features, list) or not all(isinstance(f, str) for f in features)
-    ):
-        raise WgslgenError(f"{source}: 'features' must be a list of feature names")
-    name = data.get("name") or Path(source).stem
-    return LimitProfile(str(name), limits, None if features is None else frozenset(features))
+    limits = dict(BUILTIN_PROFILES[model.base].limits) if model.base else {}
+    limits.update({_normalize_key(k): v for k, v in model.limits.items()})
+    features = None if model.features is None else frozenset(model.features)
+    return LimitProfile(model.name or Path(source).stem, limits, features)
 
 
 def _over(what: str, have: int, limits: Mapping[str, int], key: str, unit: str = "") -> list[str]:

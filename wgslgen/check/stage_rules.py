@@ -83,7 +83,7 @@ def _uses(mod: Module, fn: str, names: set[str]) -> list[int]:
     _, body, end = mod.fns[fn]
     wanted = names & mod.references(fn)
     return [
-        k for k in range(body, end) if mod.t[k].text in wanted and mod._at(k - 1) not in (".", "@")
+        k for k in range(body, end) if mod.texts[k] in wanted and mod._at(k - 1) not in (".", "@")
     ]
 
 
@@ -125,12 +125,12 @@ def stage_rules(mod: Module) -> list[Finding]:
                 _, body, end = mod.fns[fn]
                 hits += [
                     k for k in range(body, end)
-                    if mod.t[k].text.startswith(_SUBGROUP_PREFIX) and mod._at(k + 1) == "("
-                    and mod.t[k].text not in mod.fns
+                    if mod.texts[k].startswith(_SUBGROUP_PREFIX) and mod._at(k + 1) == "("
+                    and mod.texts[k] not in mod.fns
                 ]  # fmt: skip
             for k in sorted(hits)[:1]:
                 seen.add(k)
-                message = forbidden.get(mod.t[k].text, f"built-in cannot be used by {stage} "
+                message = forbidden.get(mod.texts[k], f"built-in cannot be used by {stage} "
                                         "pipeline stage")  # fmt: skip
                 out.append(at(mod, k, "stage", message))
     return out

@@ -61,9 +61,28 @@ class Summary:
 
     requires: tuple[str, int, str] | None = None  # (builtin, token, kind) needing uniform CF
     param_requires: dict[int, tuple[str, int, str]] = field(default_factory=dict)
-    returns: int = 0  # level of the result with uniform arguments
-    returns_from: set[int] = field(default_factory=set)  # params the result depends on
-    writes: dict[int, int] = field(default_factory=dict)  # pointer param -> level written
+    returns: int = 0  # the result: its level and the parameters it depends on
+    writes: dict[int, int] = field(default_factory=dict)  # pointer param -> value written
+
+
+# A value is an int: its two low bits hold the level (0, 1, 2); bit 2 stands for the control
+# flow at the call site, bit 3 + i for parameter i. One pass over a function then tells what
+# its call sites need (requirements met only if the caller's values are uniform) and what its
+# result depends on.
+LEVEL, CALLER = 3, 4
+
+
+def join(*values: int) -> int:
+    """The least upper bound: the highest level, the union of dependencies."""
+    level = deps = 0
+    for v in values:
+        level = max(level, v & LEVEL)
+        deps |= v
+    return level | (deps & ~LEVEL)
+
+
+def _param(i: int) -> int:
+    return 1 << (3 + i)
 
 
 def _allowed(kind: str) -> int:
@@ -107,15 +126,15 @@ class _Function:
                 k = m._match(k + 1)
                 if m._at(k) == "(":
                     close = m._match(k)
-                    level = max(level, self._call(text, k - 1, k, close, cf, typed=True))
+                    level = join(level, self._call(text, k - 1, k, close, cf, typed=True))
                     k = close
                 continue
             if after == "(":
                 close = m._match(k + 1)
-                level = max(level, self._call(text, k, k + 1, close, cf))
+                level = join(level, self._call(text, k, k + 1, close, cf))
                 k = close
                 continue
-            level = max(level, self._read(text))
+            level = join(level, self._read(text))
             k += 1
         return level
 
@@ -146,8 +165,8 @@ class _Function:
         if fn.startswith("atomic") or fn == "subgroupElect" or fn.startswith("quad"):
             return 2
         if fn in _SUBGROUP_UNIFORM_RESULT:
-            return max(cf, 1)
-        return max([cf, *levels])
+            return join(cf, 1)
+        return join(cf, *levels)
 
     def _user_call(self, fn: str, args: list, levels: list[int], cf: int) -> int:
         callee = self.an.summaries[fn]
@@ -160,17 +179,23 @@ class _Function:
             if i < len(args) and self.m._at(args[i][0]) == "&":
                 target = self.m._at(args[i][0] + 1)
                 if target in self.env:
-                    self.env[target] = max(self.env[target], written, cf, *levels)
-        deps = [levels[i] for i in callee.returns_from if i < len(levels)]
-        return max([cf, callee.returns, *deps])
+                    self.env[target] = join(self.env[target], written & LEVEL, cf, *levels)
+        deps = [v for i, v in enumerate(levels) if callee.returns & _param(i)]
+        return join(cf, callee.returns & LEVEL, *deps)
 
-    def _require(self, builtin: str, tok: int, kind: str, level: int) -> None:
-        if level <= _allowed(kind):
-            return
+    def _require(self, builtin: str, tok: int, kind: str, value: int) -> None:
         rule = _RULES.get(kind)
         if rule and self.severity[-1].get(rule, "error") != "error":
             return
-        self.errors.append((builtin, tok, kind))
+        if value & LEVEL > _allowed(kind):
+            self.errors.append((builtin, tok, kind))
+            return
+        need = (builtin, tok, kind)  # met if the caller's control flow / arguments are
+        if value & CALLER and self.result.requires is None:
+            self.result.requires = need
+        for i in range(len(self.params)):
+            if value & _param(i):
+                self.result.param_requires.setdefault(i, need)
 
     # -- statements ----------------------------------------------------------------------
     def block(self, stmts: list[Stmt], cf: int) -> int:
@@ -210,11 +235,11 @@ class _Function:
         elif kind == "incr":
             name = self.m._at(s.lhs[0])
             if name in self.env:
-                self.env[name] = max(self.env[name], cf)
+                self.env[name] = join(self.env[name], cf)
         elif kind == "expr":
             self.expr(s.expr, cf)
         elif kind == "return":
-            self.result.returns = max(self.result.returns, self.expr(s.expr, cf))
+            self.result.returns = join(self.result.returns, self.expr(s.expr, cf))
         elif kind == "block":
             return self.block(s.body, cf)
         elif kind in ("if", "switch"):
@@ -228,20 +253,20 @@ class _Function:
         deref = self.m._at(lo) == "*"
         lo += deref + (self.m._at(lo + deref) == "(")
         name = self.m._at(lo)
-        value = max(self.expr(s.expr, cf), self.expr((lo + 1, hi), cf))
+        value = join(self.expr(s.expr, cf), self.expr((lo + 1, hi), cf))
         if name in self.params and deref:
             i = self.params.index(name)
-            self.result.writes[i] = max(self.result.writes.get(i, 0), value)
+            self.result.writes[i] = join(self.result.writes.get(i, 0), value)
         if name in self.env:
             whole = s.op == "=" and hi == lo + 1
-            self.env[name] = value if whole else max(self.env[name], value)
+            self.env[name] = value if whole else join(self.env[name], value)
 
     def _merge(self, envs: list[dict[str, int]]) -> None:
         for name in self.env:
-            self.env[name] = max(e.get(name, 0) for e in envs)
+            self.env[name] = join(*(e.get(name, 0) for e in envs))
 
     def _branch(self, s: Stmt, cf: int) -> int:
-        cond = max(cf, self.expr(s.expr, cf))
+        cond = join(cf, self.expr(s.expr, cf))
         start = dict(self.env)
         arms = [s.body, s.orelse or []] if s.kind == "if" else (s.cases or [[]])
         envs, ends = [], [cond]
@@ -251,7 +276,7 @@ class _Function:
             envs.append(self.env)
         self.env = dict(start)
         self._merge(envs)
-        return cf if self.an.beh.of(s) <= {NEXT} else max(ends)
+        return cf if self.an.beh.of(s) <= {NEXT} else join(*ends)
 
     def _loop(self, s: Stmt, cf: int) -> int:
         outer = set(self.env)
@@ -261,14 +286,14 @@ class _Function:
         for _ in range(4):  # a fixed point: levels only grow, three levels deep
             before = (dict(self.env), head)
             if s.expr is not None:  # for/while: `if !(cond) { break; }` first
-                end = max(head, self.expr(s.expr, head))
+                end = join(head, self.expr(s.expr, head))
             body_end = self.block(s.body, end if s.expr is not None else head)
             end = body_end
             if s.continuing is not None:
                 end = self._continuing(s.continuing, body_end)
             if s.update is not None:
                 self.statement(s.update, end)
-            head = max(head, end)
+            head = join(head, end)
             if (dict(self.env), head) == before:
                 break
         for name in set(self.env) - outer:  # the for-init's variable ends with the loop
@@ -278,7 +303,7 @@ class _Function:
     def _continuing(self, stmts: list[Stmt], cf: int) -> int:
         for s in stmts:
             brk = s.kind == "break_if"
-            cf = max(cf, self.expr(s.expr, cf)) if brk else self.statement(s, cf)
+            cf = join(cf, self.expr(s.expr, cf)) if brk else self.statement(s, cf)
         return cf
 
 
@@ -290,11 +315,11 @@ class Analysis:
         self.globals = {name: (space, mod.access.get(name, "read")) for space, name, *_ in mod.vars}
         self.global_severity = {rule: sev for sev, rule in mod.diagnostics}
         self.summaries: dict[str, Summary] = {}
-        self.idents = {k for k, t in enumerate(mod.t) if t.kind == "ident"}
+        self.idents = {k for k, kind in enumerate(mod.kinds) if kind == "ident"}
 
     def filter(self, args: tuple[int, int]) -> dict[str, str]:
         """``{rule: severity}`` of one ``@diagnostic(severity, rule)`` attribute."""
-        words = [t.text for t in self.m.t[args[0] : args[1]] if t.kind == "ident"]
+        words = self.m._idents(*args)
         return {".".join(words[1:]): words[0]} if len(words) >= 2 else {}
 
     def params(self, fn: str) -> list[tuple[str, int, str]]:
@@ -315,45 +340,36 @@ class Analysis:
     def run(self) -> list[Finding]:
         """Every uniformity error of the module, callees judged before their callers."""
         findings: list[Finding] = []
+        sensitive: set[str] = set()  # functions that reach a built-in needing uniformity
         for fn in self._order():
-            params = self.params(fn)
-            body = self.parser.function(fn)
             entry = fn in self.m.stages
-            base = self._pass(fn, body, [(p, lvl if entry else 0) for p, lvl, _ in params])
-            summary = base.result
-            findings += [self._finding(e) for e in base.errors[:1]]
-            if not entry:
-                self._summarise(fn, body, params, base)
-            self.summaries[fn] = summary
+            if self._sensitive(fn, sensitive):
+                sensitive.add(fn)
+            elif entry:
+                continue  # an entry point that reaches no such built-in cannot break the rule
+            params = self.params(fn)
+            if entry:
+                values = [(p, level) for p, level, _ in params]
+            else:
+                values = [(p, _param(i)) for i, (p, _, _) in enumerate(params)]
+            f = _Function(self, fn, values)
+            if "diagnostic" in self.m.fn_attrs.get(fn, {}):
+                rules = self.filter(self.m.fn_attrs[fn]["diagnostic"])
+                f.severity.append({**f.severity[-1], **rules})
+            f.block(self.parser.function(fn), 0 if entry else CALLER)
+            findings += [self._finding(e) for e in f.errors[:1]]
+            self.summaries[fn] = f.result
         return findings[:1]
 
-    def _summarise(self, fn: str, body: list[Stmt], params: list, base: _Function) -> None:
-        """Which parameters must be uniform, which the result depends on, and whether the
-        function needs uniform control flow at every call."""
-        summary = base.result
-        tainted = self._pass(fn, body, [(p, 2) for p, _, _ in params]) if params else base
-        if tainted.errors != base.errors or tainted.result.returns > summary.returns:
-            for i, (p, _, _) in enumerate(params):  # which parameters matter, one by one
-                probe = self._pass(fn, body, [(q, 2 if q == p else 0) for q, _, _ in params])
-                if probe.errors and not base.errors:
-                    summary.param_requires[i] = probe.errors[0]
-                if probe.result.returns > summary.returns:
-                    summary.returns_from.add(i)
-        summary.requires = self._intrinsic(fn, body, params)
-
-    def _pass(
-        self, fn: str, body: list[Stmt], params: list[tuple[str, int]], cf: int = 0
-    ) -> _Function:
-        f = _Function(self, fn, params)
-        if "diagnostic" in self.m.fn_attrs.get(fn, {}):
-            f.severity.append({**f.severity[-1], **self.filter(self.m.fn_attrs[fn]["diagnostic"])})
-        f.block(body, cf)
-        return f
-
-    def _intrinsic(self, fn: str, body: list[Stmt], params: list) -> tuple[str, int, str] | None:
-        """The first built-in in ``fn`` that needs uniform control flow at every call."""
-        probe = self._pass(fn, body, [(p, 0) for p, _, _ in params], cf=2)
-        return probe.errors[0] if probe.errors else None
+    def _sensitive(self, fn: str, known: set[str]) -> bool:
+        """Whether ``fn`` calls a built-in that needs uniformity, or a function that does."""
+        _, body, end = self.m.fns[fn]
+        texts = self.m.texts
+        return any(
+            texts[k + 1] == "(" and (texts[k] in known or _kind(texts[k]) is not None)
+            for k in range(body, end - 1)
+            if k in self.idents
+        )
 
     def _finding(self, error: tuple[str, int, str]) -> Finding:
         builtin, tok, kind = error

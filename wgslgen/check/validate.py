@@ -157,7 +157,7 @@ def _shaders(
     return out
 
 
-def _judge(res: VariantResult, profiles: Sequence[LimitProfile]) -> None:
+def _judge(res: VariantResult, profiles: Sequence[LimitProfile], findings: list) -> None:
     """Limit verdicts per profile, implementation verdicts, Tint's static rules."""
     r = res.rendered
     assert r is not None
@@ -169,7 +169,6 @@ def _judge(res: VariantResult, profiles: Sequence[LimitProfile]) -> None:
     if first is not None and naga.ok is None and r.family in ("any", "naga"):
         gaps = check_directives(first, "naga")  # no engine ran: what wgslgen knows
         naga = Implementation("naga", None, gaps, gap=bool(gaps), source="static")
-    findings = tint_rules.check(r.source) if r.family in ("any", "tint") else []
     tint_directives = check_directives(first, "tint") if first else []
     if r.family in ("any", "tint") and first is not None:
         res.tint_static = tint_static(naga, findings, tint_directives, first)
@@ -207,15 +206,20 @@ def validate(
             on_done(name)
         return [(int(v.id.split(":")[0]), v) for v in verdicts]
 
-    # naga and Dawn run in their own processes, so the engines overlap well in threads.
+    # naga and Dawn run in their own processes, so the engines overlap well in threads, and
+    # Tint's rules are read meanwhile (while this thread would only wait for them).
     with ThreadPoolExecutor(max_workers=max(1, len(engines))) as pool:
-        for pairs in pool.map(run_engine, list(engines)):
-            for index, verdict in pairs:
+        running = [pool.submit(run_engine, name) for name in engines]
+        findings = [
+            tint_rules.check(r.source) if r.family in ("any", "tint") else [] for r in rendered
+        ]
+        for future in running:
+            for index, verdict in future.result():
                 seen = results[index].engines.get(verdict.engine)
                 if seen is None or (seen.ok and not verdict.ok):  # a failing pass decides
                     results[index].engines[verdict.engine] = verdict
-    for res in results:
-        _judge(res, profiles)
+    for res, found in zip(results, findings, strict=True):
+        _judge(res, profiles, found)
     results += [
         VariantResult(None, p.kernel, p.kernel, p.file, problems=[p.reason]) for p in unreadable
     ]

@@ -130,18 +130,17 @@ def analyze(
     x, y, z = _workgroup_size(mod, entry_point, missing)
     used = _statically_used(mod, entry_point) & {name for _, name, *_ in mod.vars}
     counts = _bindings(mod, used, missing)
-    toks = mod.t
+    texts, kinds = mod.texts, mod.kinds
     uses_f16 = any(
-        (t.kind == "ident" and _F16_TYPE.fullmatch(t.text))
-        or (t.kind == "num" and t.text[-1] == "h")
-        for t in toks
+        (kind == "ident" and _F16_TYPE.fullmatch(text)) or (kind == "num" and text[-1] == "h")
+        for text, kind in zip(texts, kinds, strict=True)
     )
     uses_subgroups = any(
-        (t.text in _SUBGROUP_FNS and t.text not in mod.fns)
-        or (t.text in _SUBGROUP_BUILTINS and k >= 2 and toks[k - 2].text == "builtin")
-        for k, t in enumerate(toks)
+        (text in _SUBGROUP_FNS and text not in mod.fns)
+        or (text in _SUBGROUP_BUILTINS and k >= 2 and texts[k - 2] == "builtin")
+        for k, text in enumerate(texts)
     )
-    int64 = {t.text for t in toks if t.kind == "ident" and t.text in ("u64", "i64")}
+    int64 = {t for t in texts if t in ("u64", "i64")}
     return WgslFacts(
         entry_point=entry_point,
         entry_points=entries,
@@ -183,11 +182,11 @@ def _bindings(mod: Module, used: set[str], missing: list[str]) -> dict:
     workgroup_vars: dict[str, int] = {}
     uniform_vars: dict[str, int] = {}
     storage = groups = storage_tex = sampled = samplers = immediate = 0
-    for space, name, typ, var_attrs, line in mod.vars:
+    for space, name, typ, var_attrs, at in mod.vars:
         if "group" in var_attrs:
             groups = max(groups, mod.evaluate(*var_attrs["group"]) + 1)
         if typ is None:
-            raise WgslgenError(f"line {line}: `var {name}` needs an explicit type here")
+            raise mod._fail(at, f"`var {name}` needs an explicit type here")
         try:
             if space == "workgroup":
                 # Every variable's layout is read, so a bad one fails whichever entry point is

@@ -160,7 +160,7 @@ class BodyParser:
         op_start = eq
         while m._at(op_start - 1) in "+-*/%&|^<>" and op_start - 1 > i:
             op_start -= 1
-        op = "".join(t.text for t in m.t[op_start : eq + 1])
+        op = "".join(m.texts[op_start : eq + 1])
         if op in ("<=", ">="):  # a comparison after all (rare at statement level)
             return Stmt("expr", i, expr=(i, end))
         return Stmt("assign", i, expr=(eq + 1, end), lhs=(i, op_start), op=op)

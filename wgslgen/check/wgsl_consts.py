@@ -42,7 +42,7 @@ class Evaluator:
         return self.m._fail(self.start, f"cannot evaluate `{text}`: {why}")
 
     def _peek(self, k: int = 0) -> str:
-        return self.m.t[self.i + k].text if self.i + k < self.end else ""
+        return self.m.texts[self.i + k] if self.i + k < self.end else ""
 
     def _binary(self, level: int) -> int:
         if level == len(_BINARY_OPS):
@@ -75,24 +75,24 @@ class Evaluator:
             return -self._unary()
         if self.i >= self.end:
             raise self._error("expression ends early")
-        tok = self.m.t[self.i]
+        text, kind = self.m.texts[self.i], self.m.kinds[self.i]
         self.i += 1
-        if tok.kind == "num":
-            if tok.text[:2] in ("0x", "0X"):
-                return int(tok.text[2:].rstrip("iu"), 16)
-            if tok.text[-1] in "fh" or "." in tok.text or "e" in tok.text.lower():
-                raise self._error(f"`{tok.text}` is not an integer")
-            return int(tok.text.rstrip("iu"))
-        if tok.text == "(":
+        if kind == "num":
+            if text[:2] in ("0x", "0X"):
+                return int(text[2:].rstrip("iu"), 16)
+            if text[-1] in "fh" or "." in text or "e" in text.lower():
+                raise self._error(f"`{text}` is not an integer")
+            return int(text.rstrip("iu"))
+        if text == "(":
             v = self._binary(0)
             self.i = self._close(")")
             return v
-        if tok.kind != "ident":
-            raise self._error(f"unexpected {tok.text!r}")
+        if kind != "ident":
+            raise self._error(f"unexpected {text!r}")
         if self._peek() != "(":
-            return self.m.value(tok.text, self.i - 1)
-        if tok.text not in _FUNCS:
-            raise self._error(f"function `{tok.text}` is not supported here")
+            return self.m.value(text, self.i - 1)
+        if text not in _FUNCS:
+            raise self._error(f"function `{text}` is not supported here")
         self.i += 1
         args = [self._binary(0)]
         while self._peek() == "," and self._peek(1) != ")":
@@ -100,7 +100,7 @@ class Evaluator:
             args.append(self._binary(0))
         self.i += self._peek() == ","  # a trailing comma is allowed
         self.i = self._close(")")
-        return _FUNCS[tok.text](*args)
+        return _FUNCS[text](*args)
 
     def _close(self, text: str) -> int:
         if self._peek() != text:
@@ -117,14 +117,14 @@ def expression_type(module: Any, start: int, end: int, seen: frozenset[str] = fr
     """
     out, k = "abstract", start
     while k < end:
-        tok, k = module.t[k], k + 1
-        if tok.kind == "num":
-            got = {"i": "i32", "u": "u32"}.get(tok.text[-1], "abstract")
-        elif tok.kind == "ident" and tok.text in ("i32", "u32") and module._at(k) == "(":
-            got, k = tok.text, module._match(k)  # a conversion: its argument's type is moot
-        elif tok.kind == "ident" and tok.text in module.consts and tok.text not in seen:
-            got = module.const_types.get(tok.text) or expression_type(
-                module, *module.consts[tok.text], seen | {tok.text}
+        text, kind, k = module.texts[k], module.kinds[k], k + 1
+        if kind == "num":
+            got = {"i": "i32", "u": "u32"}.get(text[-1], "abstract")
+        elif kind == "ident" and text in ("i32", "u32") and module._at(k) == "(":
+            got, k = text, module._match(k)  # a conversion: its argument's type is moot
+        elif kind == "ident" and text in module.consts and text not in seen:
+            got = module.const_types.get(text) or expression_type(
+                module, *module.consts[text], seen | {text}
             )
         else:
             continue

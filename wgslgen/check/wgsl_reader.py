@@ -3,6 +3,7 @@ integer const-expressions and WGSL's memory layout rules."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -10,13 +11,6 @@ from typing import Any, NamedTuple
 from wgslgen.check.wgsl_consts import Evaluator, MissingOverride
 from wgslgen.errors import WgslgenError
 
-_TOKEN = re.compile(
-    r"(?P<ws>\s+)"
-    r"|(?P<num>0[xX][0-9a-fA-F]+[iu]?|(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?[fh]?"
-    r"|\d+[eE][+-]?\d+[fh]?|\d+[iufh]?)"
-    r"|(?P<ident>[^\W\d]\w*)"
-    r"|(?P<punct>->|[^\s\w])"
-)
 _COMMENT_START = re.compile(r"//|/\*")
 _BLOCK_TOKEN = re.compile(r"/\*|\*/")
 _SCALARS = {"bool": (4, 4), "i32": (4, 4), "u32": (4, 4), "f32": (4, 4), "f16": (2, 2)}
@@ -56,15 +50,48 @@ def strip_comments(source: str) -> str:
     return "".join([*out, source[pos:]])
 
 
-def tokenize(text: str) -> list[Tok]:
-    toks: list[Tok] = []
-    line = 1
-    for m in _TOKEN.finditer(text):
-        if m.lastgroup == "ws":
-            line += m.group().count("\n")
-        else:
-            toks.append(Tok(m.lastgroup or "punct", m.group(), line, m.start()))
-    return toks
+# The same tokens without whitespace and without groups: findall() gives their texts at C
+# speed; kinds come from the first character, positions only when a message needs them.
+_TEXTS = re.compile(
+    r"0[xX][0-9a-fA-F]+[iu]?|(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?[fh]?"
+    r"|\d+[eE][+-]?\d+[fh]?|\d+[iufh]?|[^\W\d]\w*|->|[^\s\w]"
+)
+
+
+def _kind(text: str) -> str:
+    first = text[0]
+    if first.isdigit() or (first == "." and len(text) > 1):
+        return "num"
+    return "ident" if first.isalpha() or first == "_" else "punct"
+
+
+class Tokens:
+    """The tokens of a text, as a sequence of Tok built on demand from their texts."""
+
+    def __init__(self, text: str) -> None:
+        self.source = text
+        self.texts: list[str] = _TEXTS.findall(text)
+        self.kinds = [_kind(t) for t in self.texts]
+        self._starts: list[int] | None = None
+        self._newlines: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __bool__(self) -> bool:
+        return bool(self.texts)
+
+    def _tok(self, i: int) -> Tok:
+        if self._starts is None:
+            self._starts = [m.start() for m in _TEXTS.finditer(self.source)]
+            self._newlines = [m.start() for m in re.finditer("\n", self.source)]
+        pos = self._starts[i]
+        return Tok(self.kinds[i], self.texts[i], bisect.bisect_right(self._newlines, pos) + 1, pos)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._tok(k) for k in range(*i.indices(len(self.texts)))]
+        return self._tok(i if i >= 0 else len(self.texts) + i)
 
 
 def _pairs(texts: list[str]) -> dict[int, int]:
@@ -87,7 +114,7 @@ class Module:
 
     def __init__(self, text: str, overrides: Mapping[str, float] | None = None) -> None:
         self.text = strip_comments(text)
-        self.t = tokenize(self.text)
+        self.t = Tokens(self.text)
         self.consts: dict[str, tuple[int, int]] = {}  # name -> token range of the initializer
         self.const_types: dict[str, str | None] = {}  # name -> declared type, if any
         self.overrides: dict[str, int] = {}  # override name -> token index of its name
@@ -105,7 +132,7 @@ class Module:
         self.enables: set[str] = set()
         self._values: dict[str, int | None] = {}  # None while being evaluated (cycle check)
         self._refs: dict[str, set[str]] = {}
-        self.texts = [t.text for t in self.t]
+        self.texts, self.kinds = self.t.texts, self.t.kinds
         self._pairs = _pairs(self.texts)
         self._layouts: dict[str, tuple[int, int] | None] = {}
         self._parse()
@@ -113,6 +140,11 @@ class Module:
     # -- scanning --------------------------------------------------------------------------
     def _at(self, i: int) -> str:
         return self.texts[i] if 0 <= i < len(self.texts) else ""
+
+    def _idents(self, start: int, end: int) -> list[str]:
+        """The identifiers among tokens ``start:end``."""
+        pairs = zip(self.texts[start:end], self.kinds[start:end], strict=True)
+        return [text for text, kind in pairs if kind == "ident"]
 
     def _fail(self, i: int, why: str) -> WgslgenError:
         line = self.t[min(i, len(self.t) - 1)].line if self.t else 1
@@ -122,9 +154,9 @@ class Module:
         """Index just past the bracket that closes the one at ``i``."""
         if i in self._pairs:
             return self._pairs[i]
-        opener, depth = self._at(i), 0
-        for j in range(i, len(self.t)):
-            depth += (self.t[j].text == opener) - (self.t[j].text == _CLOSE[opener])
+        opener, depth, texts = self._at(i), 0, self.texts
+        for j in range(i, len(texts)):
+            depth += (texts[j] == opener) - (texts[j] == _CLOSE[opener])
             if depth == 0:
                 return j + 1
         raise self._fail(i, f"unbalanced {opener!r}")
@@ -132,8 +164,9 @@ class Module:
     def _skip_to(self, i: int, stops: tuple[str, ...], end: int | None = None) -> int:
         """Index of the next token in ``stops`` outside ( [ { brackets, from ``i``."""
         end = len(self.t) if end is None else end
-        while i < end and self.t[i].text not in stops:
-            i = self._match(i) if self.t[i].text in ("(", "[", "{") else i + 1
+        texts = self.texts
+        while i < end and texts[i] not in stops:
+            i = self._match(i) if texts[i] in ("(", "[", "{") else i + 1
         if i >= end and end == len(self.t):
             raise self._fail(i, f"expected {stops[0]!r}")
         return i
@@ -180,7 +213,7 @@ class Module:
             else:  # a declaration that ends with ';'
                 end = self._skip_to(i, (";",))
                 if word == "enable":
-                    self.enables.update(t.text for t in self.t[i + 1 : end] if t.kind == "ident")
+                    self.enables.update(self._idents(i + 1, end))
                 elif word in ("const", "override"):
                     eq = self._skip_to(i, ("=",), end)
                     self.consts[name] = (eq + 1, end) if eq < end else (end, end)
@@ -189,7 +222,7 @@ class Module:
                     if word == "override":
                         self.overrides[name] = i + 1
                 elif word == "diagnostic":
-                    words = [t.text for t in self.t[i + 1 : end] if t.kind == "ident"]
+                    words = self._idents(i + 1, end)
                     if len(words) >= 2:
                         self.diagnostics.append((words[0], ".".join(words[1:])))
                 elif word == "alias":
@@ -219,11 +252,11 @@ class Module:
         typ, after = self._type(i + 2) if self._at(i + 1) == ":" else (None, i)
         if typ and typ[0] == "opaque" and typ[1].startswith("texture_storage"):
             self.access[self._at(i)] = self._at(after - 2)  # texture_storage_2d<fmt, access>
-        self.vars.append((space, self._at(i), typ, attrs, self.t[i].line))
+        self.vars.append((space, self._at(i), typ, attrs, i))
 
     def _type(self, i: int) -> tuple[Any, int]:
         """Parse the type at token ``i`` into a small tuple tree; returns it and the next index."""
-        name, line, i = self._at(i), self.t[i].line, i + 1
+        name, line, i = self._at(i), i, i + 1  # "line" holds the token index until an error
         if name in _SCALARS:
             return ("scalar", name), i
         if m := re.fullmatch(r"vec([234])([fihu]?)|mat([234])x([234])([fh]?)|(atomic)", name):
@@ -270,27 +303,28 @@ class Module:
         scopes: list[tuple[set[str], bool]] = [(names, False)]  # (names, ends with its body)
         found: set[str] = set()
         pending: tuple[int, str] | None = None  # a local's scope starts after its ';'
+        texts, kinds = self.texts, self.kinds
         while i < end:
-            tok = self.t[i]
+            text = texts[i]
             if pending and i == pending[0]:
                 scopes[-1][0].add(pending[1])
                 pending = None
-            if tok.text in ("{", "for"):  # a for statement scopes its init declaration
-                scopes.append((set(), tok.text == "for"))
-            elif tok.text == "}":
+            if text in ("{", "for"):  # a for statement scopes its init declaration
+                scopes.append((set(), text == "for"))
+            elif text == "}":
                 scopes.pop()
                 while scopes and scopes[-1][1]:
                     scopes.pop()
-            elif tok.text in ("let", "var", "const"):
+            elif text in ("let", "var", "const"):
                 j = self._match(i + 1) if self._at(i + 1) == "<" else i + 1
                 pending = (self._skip_to(j, (";",), end), self._at(j))
                 i = j  # the initializer is read as usual: it still sees the outer name
             elif (
-                tok.kind == "ident"
-                and self._at(i - 1) not in (".", "@")
-                and not any(tok.text in s for s, _ in scopes)
+                kinds[i] == "ident"
+                and texts[i - 1] not in (".", "@")
+                and not any(text in s for s, _ in scopes)
             ):
-                found.add(tok.text)
+                found.add(text)
             i += 1
         return found
 
@@ -342,9 +376,9 @@ class Module:
             elem, count, line = rest
             align, size = self.layout(elem)
             if count is None:
-                raise WgslgenError(f"line {line}: a runtime-sized array has no fixed size")
+                raise self._fail(line, "a runtime-sized array has no fixed size")
             if (n := self.evaluate(*count)) <= 0:
-                raise WgslgenError(f"line {line}: array element count {n} is not positive")
+                raise self._fail(line, f"array element count {n} is not positive")
             return align, n * round_up(align, size)
         name, line = rest
         if kind == "named" and name in self.aliases:
@@ -352,12 +386,12 @@ class Module:
         if kind == "named" and name in self.structs:
             return self._struct_layout(name, line)
         why = "has no memory layout" if kind == "opaque" else "is unknown"
-        raise WgslgenError(f"line {line}: type `{name}` {why}")
+        raise self._fail(line, f"type `{name}` {why}")
 
     def _struct_layout(self, name: str, line: int) -> tuple[int, int]:
         if name in self._layouts:
             if (got := self._layouts[name]) is None:
-                raise WgslgenError(f"line {line}: struct `{name}` contains itself")
+                raise self._fail(line, f"struct `{name}` contains itself")
             return got
         self._layouts[name] = None
         offset, struct_align = 0, 1
