@@ -95,7 +95,7 @@ def test_installed_wgslgen_lists_validates_with_naga_and_tests_on_lavapipe(insta
     )
     report = json.loads(out)
     assert report["engines"]["naga"].startswith(f"naga-wasm {naga_wasm.VERSION}")
-    assert len(report["results"]) == 96
+    assert len(report["results"]) >= by_name["attention_bwd_dq"]["variants"] >= 96
     assert all(r["engines"]["naga"]["ok"] for r in report["results"])
     assert (work.parent / "cache" / f"naga-wasm-{naga_wasm.VERSION}" / "naga_cli.mjs").is_file()
     small = ["--set", "wg=64", "--set", "mh=1024", "--set", "s=f32", "--set", "w=f32"]
