@@ -13,8 +13,7 @@ baseline are timed head-to-head and selection.py names the winner and the portab
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +21,11 @@ from wgslgen.check.limits import BUILTIN_PROFILES, check_passes
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import render
 from wgslgen.run.device import DeviceKey
-from wgslgen.run.harness import DEFAULT_TIMEOUT_S, CaseResult, Harness, Status
-from wgslgen.run.protocol import Stage
+from wgslgen.run.harness import Harness, Status
 from wgslgen.run.worker_client import WorkerFailure
-from wgslgen.spec.kernel import KernelSpec, PreconditionError, Variant, format_shape
+from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
 from wgslgen.tune import search
-from wgslgen.tune.bench import DEFAULT_L2_BYTES, Measurement
+from wgslgen.tune.bench import Measurement
 from wgslgen.tune.db import (
     Record,
     ResultKey,
@@ -36,7 +34,7 @@ from wgslgen.tune.db import (
     canonical_shape,
     current_versions,
 )
-from wgslgen.tune.search import Budget
+from wgslgen.tune.options import Totals, TuneOptions
 from wgslgen.tune.selection import (
     Candidate,
     Decision,
@@ -48,52 +46,11 @@ from wgslgen.tune.selection import (
     finalists,
     portable_default,
 )
+from wgslgen.tune.trial import ERROR_CHARS, precondition, record_status, sample_time_ns
 
-_ERROR_CHARS = 2000  # a crash's stderr tail is kept, but not without bound
+__all__ = ["ShapeReport", "Totals", "TuneOptions", "TuneSession", "sample_time_ns", "tune"]
 
-
-@dataclass(frozen=True)
-class TuneOptions:
-    """How to tune: device, profile, timing method, search and finalist settings."""
-
-    adapter: str | None = None
-    profile: str = "adapter"
-    warm: bool = False
-    l2_bytes: int | None = None
-    strategy: str = "auto"
-    budget: Budget = field(default_factory=Budget)
-    seed: int = 0  # of the search order
-    input_seed: int = 0  # of the random inputs every variant and the reference get
-    timeout: float = DEFAULT_TIMEOUT_S
-    finalists: int = 3
-    margin: float = 0.10
-    rounds: int = 15
-    retry_failed: bool = False
-    fresh_worker: str = "auto"  # "always", "never", or "auto": always except on CPU adapters
-
-    def flush_bytes(self) -> int:
-        """What bench writes to flush the cache before each sample (0 when warm)."""
-        return 0 if self.warm else (2 * (self.l2_bytes or DEFAULT_L2_BYTES) + 3) // 4 * 4
-
-
-@dataclass
-class Totals:
-    """Counters over a session: what was measured, reused, and the time the samples took."""
-
-    measured: int = 0
-    reused: int = 0
-    failed: int = 0
-    timed_ns: float = 0.0  # summed duration of every timed repetition of this run
-    head_to_head_ns: float = 0.0
-    # Wall time of the parent's waits, by phase: where the overhead goes.
-    check_s: float = 0.0
-    bench_s: float = 0.0
-    head_to_head_s: float = 0.0
-
-
-def sample_time_ns(m: Measurement) -> float:
-    """The device time a measurement's repetitions took (samples are per dispatch)."""
-    return float(sum(m.samples_ns)) * m.dispatches_per_sample
+Measured = tuple[Candidate, str, str | None, Measurement | None]  # (c, status, error, timing)
 
 
 class TuneSession:
@@ -164,7 +121,7 @@ class TuneSession:
         eligible, excluded = [], []
         for variant in variants if variants is not None else spec.variants:
             c = self.candidate(variant)
-            why = _precondition(variant, shape)
+            why = precondition(variant, shape)
             if c.misfits:
                 excluded.append(
                     (c.name, f"does not fit {self.options.profile}: " + "; ".join(c.misfits))
@@ -186,31 +143,48 @@ class TuneSession:
             report.notes.append(f"no variant fits profile {self.options.profile} at this shape")
         tried: dict[str, Outcome] = {}
 
-        def obtain(c: Candidate, eligible: bool = True) -> Outcome:
-            if c.name not in tried:
-                tried[c.name] = self.obtain(c, plan.shape, eligible)
-                report.outcomes.append(tried[c.name])
-            return tried[c.name]
+        def obtain(cands: Sequence[Candidate], eligible: bool = True) -> list[Outcome]:
+            new = [c for c in {c.name: c for c in cands}.values() if c.name not in tried]
+            for out in self.obtain_many(new, plan.shape, eligible):
+                tried[out.name] = out
+                report.outcomes.append(out)
+            return [tried[c.name] for c in cands]
 
+        self._search(plan, obtain)
+        self._baseline(plan, report, lambda c, eligible: obtain([c], eligible)[0])
+        if plan.eligible and not any(o.status == "ok" and o.portable for o in tried.values()):
+            # The selection names a portable default: measure portable variants until one passes.
+            todo = [c for c in plan.eligible if c.portable and c.name not in tried]
+            while todo:
+                wave, todo = todo[: self.wave_size(plan)], todo[self.wave_size(plan) :]
+                if any(o.status == "ok" for o in obtain(wave)):
+                    break
+        report.decision = self._decide(plan, report)
+        return report
+
+    def _search(self, plan: ShapePlan, obtain: Callable[..., list[Outcome]]) -> None:
+        """Ask the strategy for candidates in waves of wave_size(), tell it each median."""
         strategy = search.make(
             plan.strategy, [c.rendered.params for c in plan.eligible], self.options.seed
         )
         started, proposed = time.perf_counter(), 0
         while plan.eligible and not plan.budget.exhausted(proposed, started):
-            i = strategy.ask()
-            if i is None:
-                break
-            proposed += 1
-            out = obtain(plan.eligible[i])
-            strategy.tell(i, out.measurement.median_ns if out.status == "ok" else None)
-        self._baseline(plan, report, obtain)
-        if plan.eligible and not any(o.status == "ok" and o.portable for o in tried.values()):
-            # The selection names a portable default: measure portable variants until one passes.
-            for c in plan.eligible:
-                if c.portable and c.name not in tried and obtain(c).status == "ok":
+            wave: list[int] = []
+            while len(wave) < self.wave_size(plan) and not plan.budget.exhausted(proposed, started):
+                i = strategy.ask()
+                if i is None:
                     break
-        report.decision = self._decide(plan, report)
-        return report
+                proposed += 1
+                wave.append(i)
+            if not wave:
+                break
+            for i, out in zip(wave, obtain([plan.eligible[i] for i in wave]), strict=True):
+                strategy.tell(i, out.measurement.median_ns if out.status == "ok" else None)
+
+    def wave_size(self, plan: ShapePlan) -> int:
+        """How many candidates to propose before hearing back: one here, where they run one
+        after another (a fleet runs more at once: tune/fleet.py)."""
+        return 1
 
     def _baseline(
         self, plan: ShapePlan, report: ShapeReport, obtain: Callable[..., Outcome]
@@ -218,7 +192,7 @@ class TuneSession:
         """Measure the baseline whatever the budget; say when it cannot be or may not win."""
         b = plan.baseline
         adapter = self.harness.misfits(b.rendered, self.harness.profile("adapter"))
-        why = _precondition(b.rendered.variant, plan.shape)
+        why = precondition(b.rendered.variant, plan.shape)
         if why or adapter:
             report.notes.append(
                 f"baseline {b.name} not run ({why or '; '.join(adapter)}): no speedup is reported"
@@ -234,23 +208,44 @@ class TuneSession:
             report.notes.append(
                 f"baseline {b.name} is outside --set: measured for the speedup only"
             )
-        out = obtain(b, eligible=eligible)
+        out = obtain(b, eligible)
         if out.status != "ok":
             report.notes.append(f"baseline {b.name} {out.status}: no speedup is reported")
 
     def obtain(self, c: Candidate, shape: Mapping[str, int], eligible: bool = True) -> Outcome:
         """The record of ``c`` at ``shape`` from the database, or run, timed and appended."""
-        digest = self.device_key.digest()
-        old = self.db.get(c.sha256, digest, shape, c.judge, self.options.input_seed)
-        label = f"{c.name} @ {format_shape(shape)}"
-        if old is not None and self._reusable(old):
-            self.totals.reused += 1
-            self.on_step(f"{label} (in database)")
-            return Outcome(c, old, True, eligible)
-        status, error, m = self._measure(c, shape)
+        return next(self.obtain_many([c], shape, eligible))
+
+    def obtain_many(
+        self, cands: Sequence[Candidate], shape: Mapping[str, int], eligible: bool = True
+    ) -> Iterator[Outcome]:
+        """The database's records of ``cands``, then the missing ones as they are measured,
+        each appended to the database at once (a kill after that loses nothing)."""
+        missing = []
+        for c in cands:
+            old = self.db.get(c.sha256, self.device_key.digest(), shape, c.judge,
+                              self.options.input_seed)  # fmt: skip
+            if old is not None and self._reusable(old):
+                self.totals.reused += 1
+                self.on_step(f"{c.name} @ {format_shape(shape)} (in database)")
+                yield Outcome(c, old, True, eligible)
+            else:
+                missing.append(c)
+        for c, status, error, m in self._measure_many(missing, shape):
+            yield Outcome(c, self._record(c, shape, status, error, m), False, eligible)
+
+    def _record(
+        self, c: Candidate, shape: Mapping[str, int], status: str, error: str | None,
+        m: Measurement | None,
+    ) -> Record:  # fmt: skip
+        """Append the outcome of a run to the database and count it."""
         record = Record(
             key=ResultKey(
-                c.sha256, digest, canonical_shape(shape), c.judge, self.options.input_seed
+                c.sha256,
+                self.device_key.digest(),
+                canonical_shape(shape),
+                c.judge,
+                self.options.input_seed,
             ),
             kernel=c.rendered.kernel,
             variant=c.name,
@@ -258,7 +253,7 @@ class TuneSession:
             device_info={**self.harness.adapter_info["key"], "label": self.device_label},
             status=status,
             measurement=m,
-            error=error[:_ERROR_CHARS] if error else None,
+            error=error[:ERROR_CHARS] if error else None,
             versions=current_versions(),
         )
         self.db.append(record)  # at once: a kill after this line loses nothing
@@ -266,8 +261,8 @@ class TuneSession:
         self.totals.failed += status != "ok"
         if m is not None:
             self.totals.timed_ns += sample_time_ns(m)
-        self.on_step(f"{label}: {status}")
-        return Outcome(c, record, False, eligible)
+        self.on_step(f"{c.name} @ {format_shape(shape)}: {status}")
+        return record
 
     def _reusable(self, r: Record) -> bool:
         if r.status == "ok":
@@ -278,7 +273,15 @@ class TuneSession:
                 and m.warm == self.options.warm
                 and (m.warm or m.l2_flush_bytes == self.options.flush_bytes())
             )
+        if r.status == "lost":  # a fleet task whose node died: never measured, so measure it
+            return False
         return not (self.options.retry_failed and r.status in ("timeout", "crash", "wrong"))
+
+    def _measure_many(self, cands: Sequence[Candidate], shape: Mapping[str, int]
+                      ) -> Iterator[Measured]:  # fmt: skip
+        """Check and time each of ``cands``, yielding each outcome as it is known."""
+        for c in cands:
+            yield (c, *self._measure(c, shape))
 
     def _measure(self, c: Candidate, shape: Mapping[str, int]):
         """(status, error, measurement): the harness check first, timing only after a pass."""
@@ -291,7 +294,7 @@ class TuneSession:
             # The user's reference.py failed, not the variant: nothing to record, stop here.
             raise WgslgenError(result.message.removeprefix("reference: "))
         if result.status != Status.PASS:
-            return _record_status(result), result.message, None
+            return record_status(result), result.message, None
         try:
             m = self.harness.bench(
                 c.rendered, shape, warm=self.options.warm, l2_bytes=self.options.l2_bytes
@@ -373,29 +376,6 @@ class TuneSession:
             canonical_shape(report.plan.shape), shas,
         )  # fmt: skip
         return report.selection
-
-
-# What a harness outcome is called in the results database (tune.db.STATUSES).
-_RECORD_STATUS = {
-    Status.FAIL: "wrong",
-    Status.NOT_APPLICABLE: "skipped",
-    Status.TIMEOUT: "timeout",
-    Status.CRASH: "crash",
-}
-
-
-def _record_status(result: CaseResult) -> str:
-    if result.status == Status.ERROR:
-        return "compile-error" if result.stage == Stage.PIPELINE else "crash"
-    return _RECORD_STATUS[result.status]
-
-
-def _precondition(variant: Variant, shape: Mapping[str, int]) -> str | None:
-    try:
-        variant.case(shape)
-    except PreconditionError as e:
-        return str(e).split(": ", 1)[-1]
-    return None
 
 
 def tune(

@@ -1,0 +1,48 @@
+"""How to tune (TuneOptions) and what a session counts (Totals)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from wgslgen.run.harness import DEFAULT_TIMEOUT_S
+from wgslgen.tune.bench import DEFAULT_L2_BYTES
+from wgslgen.tune.search import Budget
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """How to tune: device, profile, timing method, search and finalist settings."""
+
+    adapter: str | None = None
+    profile: str = "adapter"
+    warm: bool = False
+    l2_bytes: int | None = None
+    strategy: str = "auto"
+    budget: Budget = field(default_factory=Budget)
+    seed: int = 0  # of the search order
+    input_seed: int = 0  # of the random inputs every variant and the reference get
+    timeout: float = DEFAULT_TIMEOUT_S
+    finalists: int = 3
+    margin: float = 0.10
+    rounds: int = 15
+    retry_failed: bool = False
+    fresh_worker: str = "auto"  # "always", "never", or "auto": always except on CPU adapters
+
+    def flush_bytes(self) -> int:
+        """What bench writes to flush the cache before each sample (0 when warm)."""
+        return 0 if self.warm else (2 * (self.l2_bytes or DEFAULT_L2_BYTES) + 3) // 4 * 4
+
+
+@dataclass
+class Totals:
+    """Counters over a session: what was measured, reused, and the time the samples took."""
+
+    measured: int = 0
+    reused: int = 0
+    failed: int = 0
+    timed_ns: float = 0.0  # summed duration of every timed repetition of this run
+    head_to_head_ns: float = 0.0
+    # Wall time of the parent's waits, by phase: where the overhead goes.
+    check_s: float = 0.0
+    bench_s: float = 0.0
+    head_to_head_s: float = 0.0
