@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from wgslgen.check.profile_model import LimitProfileFile, problem
 from wgslgen.check.wgsl import WgslFacts, required_features
+from wgslgen.render.renderer import FAMILIES as RENDERED_FAMILIES
 from wgslgen.errors import WgslgenError
 
 
@@ -246,7 +247,8 @@ def check(facts: WgslFacts, profile: LimitProfile, features: frozenset[str]) -> 
     return out
 
 
-FAMILIES = ("any", "naga", "tint")
+# One definition: the families the renderer writes texts for, and "any" (one text for both).
+FAMILIES = ("any", *RENDERED_FAMILIES)
 
 
 def check_directives(facts: WgslFacts, family: str) -> list[str]:

@@ -26,7 +26,7 @@ DEFAULT_OUT = Path("build/transpiled")
 # naga writes SPIR-V 1.0 for Vulkan; the Vulkan environment adds Vulkan's own rules.
 SPIRV_ENV = "vulkan1.0"
 # Renderings whose text is meant for naga (the tint family's may use what naga rejects).
-NAGA_FAMILIES = ("any", "naga")
+NAGA_FAMILIES = ("any", "naga")  # limits.FAMILIES less "tint": the texts naga reads
 # naga writer errors meaning "this target cannot express the module", not a naga or wgslgen
 # bug: GLSL has no f16 ("A scalar with an unsupported width was requested"), a feature a
 # shading language or version lacks, a missing SPIR-V capability.

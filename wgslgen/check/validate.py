@@ -65,7 +65,7 @@ class VariantResult:
     engines: dict[str, Verdict] = field(default_factory=dict)
     profiles: dict[str, list[str]] = field(default_factory=dict)
     implementations: dict[str, Implementation] = field(default_factory=dict)
-    tint_static: Implementation | None = None  # Tint predicted without Dawn, always computed
+    tint_static: Implementation | None = None  # Tint predicted without Dawn (when Dawn did not run)
 
     def compile_errors(self) -> list[Verdict]:
         """Engine failures that are neither device limits nor known implementation gaps."""
@@ -170,7 +170,7 @@ def _judge(res: VariantResult, profiles: Sequence[LimitProfile], findings: list)
         gaps = check_directives(first, "naga")  # no engine ran: what wgslgen knows
         naga = Implementation("naga", None, gaps, gap=bool(gaps), source="static")
     tint_directives = check_directives(first, "tint") if first else []
-    if r.family in ("any", "tint") and first is not None:
+    if r.family in ("any", "tint") and first is not None and "dawn" not in res.engines:
         res.tint_static = tint_static(naga, findings, tint_directives, first)
     res.implementations = {
         "naga": naga if r.family in ("any", "naga") else Implementation("naga", None),
@@ -210,8 +210,11 @@ def validate(
     # Tint's rules are read meanwhile (while this thread would only wait for them).
     with ThreadPoolExecutor(max_workers=max(1, len(engines))) as pool:
         running = [pool.submit(run_engine, name) for name in engines]
+        # Tint's verdict comes from Dawn itself when Dawn runs; else from its rules, read here.
+        static = "dawn" not in engines
         findings = [
-            tint_rules.check(r.source) if r.family in ("any", "tint") else [] for r in rendered
+            tint_rules.check(r.source) if static and r.family in ("any", "tint") else []
+            for r in rendered
         ]
         for future in running:
             for index, verdict in future.result():
