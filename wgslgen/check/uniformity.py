@@ -334,6 +334,12 @@ class Analysis:
                 continue
             builtin = m._at(attrs["builtin"][0]) if "builtin" in attrs else ""
             level = 2 if stage != "compute" or not builtin else _UNIFORM_BUILTINS.get(builtin, 2)
+            members = m.member_attrs.get(m._at(k + 2), {}) if stage == "compute" else {}
+            if members:  # a struct of built-in inputs: as non-uniform as its least uniform one
+                level = max(
+                    _UNIFORM_BUILTINS.get(m._at(a["builtin"][0]), 2) if "builtin" in a else 2
+                    for a in members.values()
+                )
             out.append((m._at(k), level, builtin))
         return out
 

@@ -124,6 +124,7 @@ class Module:
         self.stage_attrs: dict[str, Attrs] = {}  # every entry point's attributes
         self.diagnostics: list[tuple[str, str]] = []  # diagnostic(severity, rule) directives
         self.fn_attrs: dict[str, Attrs] = {}  # every function's attributes
+        self.member_attrs: dict[str, dict[str, Attrs]] = {}  # struct -> member -> attributes
         self.aliases: dict[str, Any] = {}
         self.structs: dict[str, list[tuple[Any, Attrs]]] = {}
         self.vars: list[tuple[str, str, Any, Attrs, int]] = []  # space, name, type, attrs, line
@@ -238,6 +239,7 @@ class Module:
             attrs, j = self._attrs(j)
             if j >= body_end:
                 break
+            self.member_attrs.setdefault(name, {})[self._at(j)] = attrs
             typ, j = self._type(self._expect(j + 1, ":"))
             members.append((typ, attrs))
             j += self._at(j) == ","
