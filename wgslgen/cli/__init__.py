@@ -134,7 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except WgslgenError as exc:
-        print_error(str(exc))
+        flag = f"--{exc.option.replace('_', '-')}: " if exc.option else ""
+        print_error(flag + str(exc))
         if args.debug:
             raise
         return 2

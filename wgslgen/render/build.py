@@ -69,7 +69,7 @@ def parse_overrides(items: Sequence[str] | None) -> dict[str, list[str]]:
     for item in items or []:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
-            raise WgslgenError(f"--set {item!r}: expected axis=value")
+            raise WgslgenError(f"{item!r}: expected axis=value", option="set")
         out.setdefault(name.strip(), []).append(value.strip())
     return out
 

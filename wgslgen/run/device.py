@@ -82,7 +82,7 @@ def choose_adapter(selector: str | None = None) -> Any:
         matches = [a for a in adapters if sel in describe_adapter(a).lower()]
     if not matches:
         names = ", ".join(sorted({describe_adapter(a) for a in adapters}))
-        raise WgslgenError(f"no adapter matches --adapter {selector!r}; available: {names}")
+        raise WgslgenError(f"no adapter matches {selector!r}; available: {names}", option="adapter")
     return matches[0]
 
 

@@ -116,6 +116,7 @@ class Hello:
 
     ok: bool
     error: str = ""
+    option: str | None = None  # the setting at fault when ``error`` is the user's (WgslgenError)
     label: str = ""
     key: dict[str, Any] = field(default_factory=dict)  # run.device.DeviceKey fields
     limits: dict[str, int] = field(default_factory=dict)

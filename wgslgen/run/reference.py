@@ -271,7 +271,7 @@ def find_kernel(name: str, templates: Sequence[Path | str] | None = None) -> Ker
             if spec.name == name:
                 return spec
     known = sorted({s.name for dirs in searched for s in discover(dirs)})
-    raise WgslgenError(f"--reference {name!r}: no such kernel; known: {', '.join(known)}")
+    raise WgslgenError(f"{name!r}: no such kernel; known: {', '.join(known)}", option="reference")
 
 
 def borrow(plain: KernelSpec, donor: KernelSpec) -> KernelSpec:
@@ -281,7 +281,9 @@ def borrow(plain: KernelSpec, donor: KernelSpec) -> KernelSpec:
     baseline value, so binding types, preconditions and tolerances resolve as they do there.
     """
     if donor.plain or donor.problem is None:
-        raise WgslgenError(f"--reference {donor.name}: that kernel declares no [problem] to lend")
+        raise WgslgenError(
+            f"{donor.name}: that kernel declares no [problem] to lend", option="reference"
+        )
     pinned = tuple(Axis(a.name, a.key, (a.baseline,), a.baseline) for a in donor.axes)
     return dataclasses.replace(
         plain,
@@ -307,6 +309,9 @@ def with_reference(
     if not donor_name:
         return list(kernels)
     if not any(k.plain for k in kernels):
-        raise WgslgenError("--reference applies to plain .wgsl kernels, and none is selected")
+        raise WgslgenError(
+            "a reference kernel is lent to plain .wgsl kernels, and none is selected",
+            option="reference",
+        )
     donor = find_kernel(donor_name, templates)
     return [borrow(k, donor) if k.plain else k for k in kernels]

@@ -272,7 +272,8 @@ def main(argv: list[str] | None = None, runner_class: type[Runner] | None = None
         runner = (runner_class or Runner)(args.adapter)
         channel.write(encode(runner.describe()))
     except Exception as exc:
-        channel.write(encode(Hello(ok=False, error=str(exc))))
+        option = getattr(exc, "option", None)
+        channel.write(encode(Hello(ok=False, error=str(exc), option=option)))
         return 1
     while (job := read_frame(sys.stdin.buffer)) is not None:
         try:

@@ -67,7 +67,7 @@ class WorkerClient:
         if not isinstance(hello, Hello) or not hello.ok:
             self.close()
             why = getattr(hello, "error", "") or "the device worker failed to start"
-            raise WgslgenError(why)
+            raise WgslgenError(why, option=getattr(hello, "option", None))
         self.info = hello
         return hello
 

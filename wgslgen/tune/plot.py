@@ -17,7 +17,9 @@ def require_matplotlib() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise WgslgenError("--plot needs matplotlib, which is not installed", hint=_HINT) from None
+        raise WgslgenError(
+            "plotting needs matplotlib, which is not installed", hint=_HINT, option="plot"
+        ) from None
     matplotlib.use("Agg")  # headless: never open a window
     import matplotlib.pyplot as plt
 
@@ -29,7 +31,7 @@ def plot_reports(reports: Sequence[Any], out: Path | str, device_label: str) -> 
     plt = require_matplotlib()
     panels = [r for r in reports if any(row["status"] == "ok" for row in r.rows())]
     if not panels:
-        raise WgslgenError("--plot: no variant passed, nothing to plot")
+        raise WgslgenError("no variant passed, nothing to plot", option="plot")
     heights = [max(2.0, 0.28 * sum(row["status"] == "ok" for row in r.rows()) + 1) for r in panels]
     fig, axes = plt.subplots(len(panels), 1, figsize=(9, sum(heights)), squeeze=False,
                              gridspec_kw={"height_ratios": heights})  # fmt: skip

@@ -188,7 +188,9 @@ def import_optuna() -> Any:
         import optuna
     except ImportError:
         raise WgslgenError(
-            "--strategy tpe needs optuna, which is not installed", hint=_TPE_INSTALL_HINT
+            "the tpe strategy needs optuna, which is not installed",
+            hint=_TPE_INSTALL_HINT,
+            option="strategy",
         ) from None
     return optuna
 
