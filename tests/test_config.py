@@ -198,3 +198,42 @@ def test_json_outputs_carry_schema_version_and_documented_keys(
         out = json.loads(capsys.readouterr().out)
         assert out.pop("schema_version") == 1, name
         assert set(out) == documented[name], name
+
+
+def _complete(line: str) -> list[str]:
+    """What the shell gets from argcomplete for ``line`` (the real hook, fd 8 as in bash)."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    env = {**os.environ, "_ARGCOMPLETE": "1", "_ARGCOMPLETE_IFS": "\n"}
+    env |= {"COMP_LINE": line, "COMP_POINT": str(len(line))}
+    code = (
+        "import os, sys; os.dup2(int(sys.argv[1]), 8); "
+        "from wgslgen.cli import main; sys.exit(main())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(write)],
+        env=env,
+        cwd=ROOT,
+        pass_fds=(write,),
+        capture_output=True,
+        timeout=60,
+    )
+    os.close(write)
+    with os.fdopen(read) as f:
+        out = f.read()
+    assert done.returncode == 0, done.stderr
+    return [item.rstrip() for item in out.split("\n")]
+
+
+def test_shell_completion_completes_commands_options_kernels_and_axis_values() -> None:
+    assert _complete("wgslgen ini") == ["init"]
+    assert _complete("wgslgen test --ada") == ["--adapter"]
+    assert "attention_bwd_dq" in _complete("wgslgen list --kernel attention_bwd")
+    assert _complete("wgslgen build --kernel attention_bwd_dq --set s=") == [
+        "s=f16",
+        "s=f32",
+        "s=pf16",
+    ]
