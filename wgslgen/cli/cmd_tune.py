@@ -30,7 +30,7 @@ from wgslgen.spec.loader import discover, select
 from wgslgen.tune.db import ResultsDB, check_writable, read_selection
 from wgslgen.tune.runner import ShapeReport, Totals, TuneOptions, TuneSession
 from wgslgen.tune.search import STRATEGIES, Budget
-from wgslgen.tune.selection import update_selection
+from wgslgen.tune.selection import ShapePlan, update_selection
 
 DEFAULT_SELECTION = Path("tuning/selection.json")
 
@@ -64,6 +64,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_input_seed_option(p)
     add_device_options(p, "deadline per check and per timing job")
     add_profile_option(p, "tune", "a variant must fit to be a candidate")
+    _add_timing_options(p)
+    _add_output_options(p)
+    p.set_defaults(run=run)
+
+
+def _add_timing_options(p: argparse.ArgumentParser) -> None:
+    """How variants are timed and the finalists decided, and what is measured again."""
     p.add_argument(
         "--warm",
         action="store_true",
@@ -103,6 +110,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run again variants recorded as timeout, crash or wrong (records judged with "
         "another tolerance, reference or dispatch are never reused anyway)",
     )
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    """Where results go (--db, --selection, --plot, --top) and where they are made (--ray)."""
     p.add_argument(
         "--db", type=Path, default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})"
     )
@@ -122,7 +133,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="leaderboard rows per shape (20; tagged rows are always shown)",
     )
-    p.set_defaults(run=run)
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="measure on a Ray cluster (needs wgslgen[ray]): without ADDRESS a local Ray "
+        "instance, 'auto' the cluster this machine joined, or HOST:PORT; every node's device "
+        "fills the database (see docs/fleet.md)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -151,28 +170,24 @@ def run(args: argparse.Namespace) -> int:
     db = ResultsDB(args.db)
     problems = db.load().problems
     report_problems(args.db, problems)
-    reports: list[ShapeReport] = []
-    with TuneSession(options, db) as session:
+
+    def plans(session: TuneSession) -> list[ShapePlan]:
+        return _plans(session, kernels, overrides, args.shape)
+
+    if args.ray is not None:
+        from wgslgen.cli.tune_fleet import sum_totals, tune_on_ray
+
         if not args.json:
-            console.print(f"adapter: {session.device_label}   profile: {options.profile}   "
-                          f"timing: {_method(options)}", markup=False)  # fmt: skip
-        plans = []
-        for spec in kernels:
-            variants = apply_overrides(spec, overrides) if overrides else None
-            shapes = args.shape or list(spec.tune_shapes)
-            if not shapes:
-                raise WgslgenError(f"kernel {spec.name} has no [tune].shapes; pass --shape K=V,...")
-            plans += [session.plan(spec, s, variants) for s in shapes]
-        with progress("tuning", sum(p.steps for p in plans), enabled=not args.json) as bar:
-            session.on_step = bar.advance
-            for plan in plans:
-                report = session.run(plan)
-                session.select(report)
-                reports.append(report)
-                if not args.json:
-                    _print_shape(report, args.top)
-        totals = session.totals
-        device = {"label": session.device_label, "digest": session.device_key.digest()}
+            console.print(f"Ray: {args.ray or 'a local instance'}   profile: {options.profile}"
+                          f"   timing: {_method(options)}", markup=False)  # fmt: skip
+        runs = tune_on_ray(args, options, db, plans, lambda r: _print_shape(r, args.top))
+        reports = [r for run in runs for r in run.reports]
+        totals = sum_totals(runs)
+        devices = [{"label": r.label, "digest": r.digest, "nodes": r.nodes} for r in runs]
+    else:
+        reports, totals, device = _tune_here(args, options, db, plans)
+        devices = [device]
+    device = devices[0]
     entries = [r.selection for r in reports if r.selection is not None]
     if entries:
         update_selection(args.selection, entries)
@@ -182,10 +197,42 @@ def run(args: argparse.Namespace) -> int:
 
         plot_reports(reports, args.plot, device["label"])
     if args.json:
-        emit_json(_json(args, reports, totals, device, wall, problems))
+        emit_json({**_json(args, reports, totals, device, wall, problems), "devices": devices})
     else:
         _print_summary(args, reports, totals, wall, len(entries))
     return 0 if entries else 1
+
+
+def _plans(session: TuneSession, kernels: list, overrides: Any, shapes: Any) -> list[ShapePlan]:
+    """Every (kernel, shape) the session will tune, planned for its device."""
+    plans = []
+    for spec in kernels:
+        variants = apply_overrides(spec, overrides) if overrides else None
+        todo = shapes or list(spec.tune_shapes)
+        if not todo:
+            raise WgslgenError(f"kernel {spec.name} has no [tune].shapes; pass --shape K=V,...")
+        plans += [session.plan(spec, s, variants) for s in todo]
+    return plans
+
+
+def _tune_here(args: Any, options: TuneOptions, db: ResultsDB, plans: Any):
+    """Tune on this machine's adapter: (reports, totals, device)."""
+    reports: list[ShapeReport] = []
+    with TuneSession(options, db) as session:
+        if not args.json:
+            console.print(f"adapter: {session.device_label}   profile: {options.profile}   "
+                          f"timing: {_method(options)}", markup=False)  # fmt: skip
+        todo = plans(session)
+        with progress("tuning", sum(p.steps for p in todo), enabled=not args.json) as bar:
+            session.on_step = bar.advance
+            for plan in todo:
+                report = session.run(plan)
+                session.select(report)
+                reports.append(report)
+                if not args.json:
+                    _print_shape(report, args.top)
+        device = {"label": session.device_label, "digest": session.device_key.digest()}
+        return reports, session.totals, device
 
 
 def _method(options: TuneOptions) -> str:

@@ -8,6 +8,7 @@ and only a pass is timed (bench.measure, in the same worker, under the same dead
 outcome, failures included, is appended to the database at once, so an interrupted run
 loses nothing and a re-run measures only what is missing. Then the finalists and the
 baseline are timed head-to-head and selection.py names the winner and the portable default.
+Candidates are proposed in waves (wave_size); tune/fleet.py measures a wave on a Ray cluster.
 """
 
 from __future__ import annotations
@@ -57,13 +58,18 @@ class TuneSession:
     """One device worker and one database for tuning any number of kernels and shapes."""
 
     def __init__(
-        self, options: TuneOptions, db: ResultsDB, on_step: Callable[[str], None] | None = None
+        self,
+        options: TuneOptions,
+        db: ResultsDB,
+        on_step: Callable[[str], None] | None = None,
+        harness: Harness | None = None,
     ) -> None:
+        """``harness``: another device's stand-in (tune/fleet.py); default a local worker."""
         self.options = options
         self.db = db
         db.begin_session()  # a second tune on this database waits, then reuses our results
         self.on_step = on_step or (lambda label: None)
-        self.harness = Harness(options.adapter, options.timeout, seed=options.input_seed)
+        self.harness = harness or Harness(options.adapter, options.timeout, options.input_seed)
         self.totals = Totals()
         self._profile: Any = None
         self._device_key: DeviceKey | None = None
