@@ -299,3 +299,30 @@ def test_folder_of_other_peoples_shaders_never_aborts(capsys, tmp_path: Path) ->
     fixed = {Path(r["file"]).name: r for r in report["results"]}["wg_override.wgsl"]
     assert fixed["problems"] == [] and fixed["constants"] == {"wg_size": 64}
     assert fixed["engines"]["wgpu"]["ok"] and fixed["profiles"]["webgpu"] == []
+
+
+def test_template_uniformity_error_names_template_line(capsys, templates_copy: Path) -> None:
+    # A published-tutorial bug in a template: an early return on a per-invocation value,
+    # then the kernel's own barriers. naga and wgpu accept it; Tint's rule (read without
+    # Dawn) refuses it, with the template line of the barrier it reaches first.
+    line = _inject(
+        templates_copy, "attention_bwd_dq", "let h = wid.x;", "    if (tid > 7u) { return; }"
+    )
+    args = [
+        "--templates", str(templates_copy), *BASELINE, "--engines", "naga,wgpu"
+    ]  # fmt: skip
+    code, out, _ = _run(capsys, *args)
+    assert code == 1
+    heading = (
+        "error (tint (static)): 'workgroupBarrier' must only be called from uniform control flow"
+    )
+    assert out.count(heading) == 1, out
+    block = out.split(heading, 1)[1]
+    match = re.match(r"\s*--> generated/attention_bwd_dq/\S+\.wgsl:\d+\s*--> template \S*"
+                     r"attention_bwd_dq\.wgsl\.j2:(\d+)\s", block)  # fmt: skip
+    assert match and int(match.group(1)) > line, block[:300]
+    code, report = _run_json(capsys, *args)
+    [result] = report["results"]
+    assert result["implementations"]["naga"]["ok"] and not result["implementations"]["tint"]["ok"]
+    [finding] = result["tint_static"]["findings"]
+    assert finding["rule"] == "uniformity" and finding["template"].endswith(f":{match.group(1)}")

@@ -188,6 +188,17 @@ def _outcome(rendered: RenderedVariant, value: bytes | str | TranslationError) -
     )
 
 
+def _check_spirv_outcomes(exe: str, spirv: list[tuple[TargetOutcome, bytes]]) -> None:
+    """spirv-val each binary (in parallel); a rejected one's outcome says why."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        verdicts = list(pool.map(lambda job: check_spirv(exe, job[1]), spirv))
+    for (outcome, _), verdict in zip(spirv, verdicts, strict=True):
+        if verdict is not None:
+            first = next((ln for ln in verdict.splitlines() if ln.strip()), verdict)
+            outcome.status, outcome.message = "rejected", f"spirv-val: {first.strip()}"
+            outcome.diagnostic = verdict
+
+
 def transpile(
     rendered: Sequence[RenderedVariant],
     targets: Sequence[str],
@@ -231,16 +242,8 @@ def transpile(
                 files.append((outcome, t, output_path(out, r, t), data))
         results.append(result)
 
-    spirv = [(outcome, data) for outcome, t, _, data in files if t == "spv"]
-    if exe and spirv:
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            verdicts = list(pool.map(lambda job: check_spirv(exe, job[1]), spirv))
-        for (outcome, _), verdict in zip(spirv, verdicts, strict=True):
-            if verdict is not None:
-                first = next((ln for ln in verdict.splitlines() if ln.strip()), verdict)
-                outcome.status, outcome.message = "rejected", f"spirv-val: {first.strip()}"
-                outcome.diagnostic = verdict
-
+    if exe:
+        _check_spirv_outcomes(exe, [(o, data) for o, t, _, data in files if t == "spv"])
     for outcome, _, path, data in files:
         if outcome.status == "ok":
             atomic_write_bytes(path, data)
