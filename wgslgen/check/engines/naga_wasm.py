@@ -19,8 +19,8 @@ from wgslgen.atomic import atomic_write_text
 
 VERSION = "30.1.0"
 # The same pin as the checkout's package-lock.json (a test compares them).
-INTEGRITY = (
-    "sha512-uROKRlHP61ZIBab0ztBIFN8dWloDm+fdgO+cg5A7m7KK50HeHECiV0C2HvV1a+XNYiHVQZ6VV7EYGWbW7LS3Ug=="
+INTEGRITY = "sha512-" + (
+    "uROKRlHP61ZIBab0ztBIFN8dWloDm+fdgO+cg5A7m7KK50HeHECiV0C2HvV1a+XNYiHVQZ6VV7EYGWbW7LS3Ug=="
 )
 ADAPTER = Path(__file__).with_name("naga_cli.mjs")
 INSTALL_TIMEOUT_S = 300.0
