@@ -312,3 +312,15 @@ def test_a_case_is_built_once_per_check(harness, monkeypatch) -> None:
     monkeypatch.setattr(Variant, "case", lambda self, shape: calls.append(1) or real(self, shape))
     result = harness.check(rendered, {"n": 64})
     assert result.status == "pass" and len(calls) == 1
+
+
+def test_a_shape_with_empty_buffers_is_a_user_error_not_a_crash(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "scale"
+    shutil.copytree(GOOD_KERNELS / "scale", folder)
+    toml = folder / "kernel.toml"
+    toml.write_text(toml.read_text().replace('"n >= 1"', '"n >= 0"'))  # the device must refuse
+    spec = load_kernel(folder)
+    with pytest.raises(WgslgenError, match=r"buffers with no elements \(x = 0, y = 0\)"):
+        spec.baseline.case({"n": 0})
+    code = main(["test", "--templates", str(tmp_path), "--shape", "n=0", "--adapter", "cpu"])
+    assert code == 2 and "no elements" in capsys.readouterr().err

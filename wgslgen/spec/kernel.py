@@ -225,6 +225,12 @@ class Variant:
                     f"{self.name}: precondition {pre.text!r} fails for {used} ({pre.where})"
                 )
         counts = {name: int(expr(scope)) for name, expr in problem.counts}
+        empty = [f"{name} = {n}" for name, n in counts.items() if n <= 0]
+        if empty:  # WebGPU has no zero-sized buffer: say so before a device is asked for one
+            raise ShapeError(
+                f"kernel {self.spec.name}: shape {format_shape(shape)} gives buffers with no "
+                f"elements ({', '.join(empty)})"
+            )
         passes = tuple(
             (p.entry_point, tuple([*(int(d(scope)) for d in p.dispatch), 1, 1, 1][:3]))
             for p in problem.passes
