@@ -3,15 +3,20 @@
 Production code knows nothing of it: tests point ``WorkerClient.module`` here. Faults come from
 ``WGSLGEN_TEST_FAULT="ACTION:KIND:TEXT[,...]"``: hang (ACTION "hang") or die ("crash") on a job
 of KIND (run, bench, head_to_head) whose label contains TEXT. An ``AbortJob`` always dies.
+"killparent" SIGKILLs the process that started the worker (a Ray worker in a fleet tune),
+then dies; "killparent1" does so once only, the first time a marker file in the folder
+``WGSLGEN_TEST_FAULT_MARKERS`` can be created for that fault.
 """
 
 from __future__ import annotations
 
 import os
 import resource
+import signal
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from wgslgen.run import worker
@@ -47,8 +52,21 @@ class FaultyRunner(worker.Runner):
             if kind == str(job.kind) and text in job.label:
                 if action == "hang":
                     time.sleep(1e6)
+                if action.startswith("killparent"):
+                    if action == "killparent1" and not _first_time(fault):
+                        continue
+                    os.kill(os.getppid(), signal.SIGKILL)
                 _die()
         return super().handle(job)
+
+
+def _first_time(fault: str) -> bool:
+    marker = Path(os.environ["WGSLGEN_TEST_FAULT_MARKERS"]) / fault.replace(":", "_")
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
 
 
 class FaultyWorkerClient(WorkerClient):

@@ -165,6 +165,10 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout, finalists=args.finalists, margin=args.margin, rounds=args.rounds,
         retry_failed=args.retry_failed, fresh_worker=args.fresh_worker,
     )  # fmt: skip
+    if args.ray is not None:
+        from wgslgen.tune.fleet import import_ray
+
+        import_ray()  # missing: say so before anything else
     check_writable(args.db, "results database")  # before measuring anything
     check_writable(args.selection, "selection file")
     db = ResultsDB(args.db)

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-STATUSES = ("ok", "compile-error", "wrong", "timeout", "crash", "skipped")
+STATUSES = ("ok", "compile-error", "wrong", "timeout", "crash", "skipped", "lost")  # lost: fleet
 SELECTION_FORMAT = 1
 SCHEMA_DIR = Path(__file__).parent
 SCHEMA_ID = "https://wgslgen.invalid/tune/{}.schema.json"  # an id, not a download location

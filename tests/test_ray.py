@@ -1,0 +1,186 @@
+"""`wgslgen tune --ray` on a real local Ray instance (2 CPUs) and lavapipe.
+
+The fault test kills real Ray worker processes (the device worker SIGKILLs its parent, the
+Ray worker running the task: tests/fault_worker.py). Ray is shut down in a finally, and a
+test checks that no process the tune started outlives it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from wgslgen.cli import main
+from wgslgen.run.worker_client import WorkerClient
+from wgslgen.tune.db import Record, ResultsDB, latest, read_selection
+
+from .conftest import GOOD_KERNELS, ROOT
+
+ray = pytest.importorskip("ray")
+
+SCALE = ["tune", "--templates", str(GOOD_KERNELS), "--kernel", "scale"]
+SHAPES = ["--shape", "n=1000", "--shape", "n=65536"]
+FAST = ["--l2-bytes", "1M", "--rounds", "5", "--adapter", "cpu"]
+VOLATILE = ("measurement", "measured_at")  # what two runs of one variant may differ in
+
+
+def files(tmp: Path) -> list[str]:
+    return ["--db", str(tmp / "results.jsonl"), "--selection", str(tmp / "selection.json")]
+
+
+def content(r: Record) -> str:
+    """A record without its timing: what a local and a fleet tune must agree on."""
+    return json.dumps({k: v for k, v in r.to_dict().items() if k not in VOLATILE}, sort_keys=True)
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def alive(pids: set[int]) -> set[int]:
+    """The pids that still run (zombies count as gone)."""
+    out = set()
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                out.add(pid)
+        except OSError:
+            pass
+    return out
+
+
+def test_ray_tune_gives_the_local_tunes_records_and_leaves_no_process(tmp_path, capsys):
+    local, fleet = tmp_path / "local", tmp_path / "ray"
+    assert main([*SCALE, *SHAPES, *FAST, "--json", *files(local)]) == 0
+    local_doc = {s["shape"]: s for s in json.loads(capsys.readouterr().out)["shapes"]}
+    # The CLI starts (and must stop) its own local Ray instance.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wgslgen", *SCALE, *SHAPES, *FAST, "--ray", "--json",
+         *files(fleet)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    seen: set[int] = set()
+    while proc.poll() is None:  # every process the tune starts: Ray's and the device workers
+        seen |= descendants(proc.pid)
+        time.sleep(0.2)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    mine = ResultsDB(local / "results.jsonl").load().records
+    theirs = ResultsDB(fleet / "results.jsonl").load().records
+    # variant x shape x device: the same set, each once, identical apart from the timings.
+    assert len(theirs) == len({r.key for r in theirs}) == 10
+    assert sorted(map(content, theirs)) == sorted(map(content, mine))
+    assert {r.status for r in theirs} == {"ok"}
+    doc = json.loads(out)
+    assert doc["totals"]["measured"] == 10 and len(doc["devices"]) == 1
+    assert doc["devices"][0]["digest"] == theirs[0].key.device
+    for shape in doc["shapes"]:
+        here = local_doc[shape["shape"]]
+        # Same winner, or (lavapipe on two busy cores is noisy) winners that one of the runs
+        # timed within the noise of each other: pick_winner's tie rule.
+        a, b = shape["winner"], here["winner"]
+        assert a == b or _tied(shape, a, b) or _tied(here, a, b), (shape, here)
+    assert {e.shape for e in read_selection(fleet / "selection.json")} == {"n=1000", "n=65536"}
+    assert len(seen) >= 3  # at least Ray's own processes and a device worker were seen
+    deadline = time.monotonic() + 15
+    while alive(seen) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not alive(seen), "processes left behind by tune --ray"
+
+
+def _tied(shape: dict, a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are within the noise of each other in this run's timings."""
+    rows = {r["variant"]: r for r in shape["leaderboard"] if r["median_ns"]}
+    ma, mb = rows[a]["median_ns"], rows[b]["median_ns"]
+    noise = max(rows[a]["iqr_ns"], rows[b]["iqr_ns"], 0.02 * min(ma, mb))
+    return abs(ma - mb) <= noise
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray instance of two CPUs for the in-process tests; shut down in the end."""
+    from wgslgen.tune.fleet import runtime_env
+
+    ray.init(num_cpus=2, include_dashboard=False, runtime_env=runtime_env(), log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def test_killed_ray_workers_are_retried_or_lost_and_a_rerun_completes(
+    local_ray, tmp_path, monkeypatch
+):
+    # wg32_sf16's check kills the Ray worker running it every time: lost after 3 attempts.
+    # wg128_sf32's kills it once: the retry completes it.
+    (tmp_path / "markers").mkdir()
+    monkeypatch.setenv("WGSLGEN_TEST_FAULT_MARKERS", str(tmp_path / "markers"))
+    monkeypatch.setenv(
+        "WGSLGEN_TEST_FAULT", "killparent:run:scale__wg32_sf16,killparent1:run:scale__wg128_sf32"
+    )
+    monkeypatch.setattr(WorkerClient, "module", "tests.fault_worker")
+    args = [*SCALE, "--shape", "n=2048", *FAST, "--ray", *files(tmp_path)]
+    assert main(args) == 0
+    db = ResultsDB(tmp_path / "results.jsonl")
+    status = {r.variant: r for r in db.load().records}
+    assert len(status) == 5 and len(db.load().records) == 5
+    lost = status["scale__wg32_sf16"]
+    assert lost.status == "lost" and lost.measurement is None
+    assert "WorkerCrashedError" in lost.error and "after 3 attempt(s)" in lost.error
+    assert status["scale__wg128_sf32"].status == "ok"  # retried after its worker was killed
+    assert sorted(r.status for r in status.values()) == ["lost", "ok", "ok", "ok", "ok"]
+
+    monkeypatch.delenv("WGSLGEN_TEST_FAULT")
+    monkeypatch.setattr(WorkerClient, "module", "wgslgen.run.worker")
+    assert main([*args, "--json"]) == 0
+    records = db.load().records
+    assert len(records) == 6 and records[:5] == list(status.values())  # appended, untouched
+    assert records[5].variant == "scale__wg32_sf16" and records[5].status == "ok"
+    assert sorted(r.status for r in latest(records)) == ["ok"] * 5
+
+
+def test_tpe_search_in_waves_on_ray(local_ray, tmp_path, capsys):
+    pytest.importorskip("optuna")
+    args = ["--strategy", "tpe", "--budget", "3", "--search-seed", "1", "--json"]
+    assert main([*SCALE, "--shape", "n=512", *FAST, "--ray", *args, *files(tmp_path)]) == 0
+    shape = json.loads(capsys.readouterr().out)["shapes"][0]
+    assert shape["strategy"] == "tpe" and shape["winner"]
+    records = ResultsDB(tmp_path / "results.jsonl").load().records
+    # 3 proposed (2 per wave on 2 slots) plus perhaps the baseline; each once.
+    assert 3 <= len(records) <= 4 and len({r.key for r in records}) == len(records)
+
+
+def test_without_ray_installed_the_error_says_how_to_install(tmp_path):
+    code = (
+        "import sys; sys.modules['ray'] = None; from wgslgen.cli import main; "
+        "sys.exit(main(sys.argv[1:]))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *SCALE, "--shape", "n=8", *FAST, "--ray", *files(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ},
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "--ray needs Ray" in proc.stderr and "pip install 'wgslgen[ray]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "results.jsonl").exists()
