@@ -158,13 +158,7 @@ def run(args: argparse.Namespace) -> int:
     if args.selection.exists():
         read_selection(args.selection)  # refuse a broken file before spending time
     overrides = parse_overrides(args.set)
-    options = TuneOptions(
-        adapter=args.adapter, profile=one_profile(args), warm=args.warm, l2_bytes=args.l2_bytes,
-        strategy=args.strategy, budget=Budget(args.budget, args.time), seed=args.search_seed,
-        input_seed=args.input_seed,
-        timeout=args.timeout, finalists=args.finalists, margin=args.margin, rounds=args.rounds,
-        retry_failed=args.retry_failed, fresh_worker=args.fresh_worker,
-    )  # fmt: skip
+    options = _options(args)
     if args.ray is not None:
         from wgslgen.tune.fleet import import_ray
 
@@ -205,6 +199,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_summary(args, reports, totals, wall, len(entries))
     return 0 if entries else 1
+
+
+def _options(args: argparse.Namespace) -> TuneOptions:
+    """The tune's settings from the command line."""
+    return TuneOptions(
+        adapter=args.adapter, profile=one_profile(args), warm=args.warm, l2_bytes=args.l2_bytes,
+        strategy=args.strategy, budget=Budget(args.budget, args.time), seed=args.search_seed,
+        input_seed=args.input_seed,
+        timeout=args.timeout, finalists=args.finalists, margin=args.margin, rounds=args.rounds,
+        retry_failed=args.retry_failed, fresh_worker=args.fresh_worker,
+    )  # fmt: skip
 
 
 def _plans(session: TuneSession, kernels: list, overrides: Any, shapes: Any) -> list[ShapePlan]:

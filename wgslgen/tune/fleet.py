@@ -52,7 +52,9 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise WgslgenError("--ray needs Ray, which is not installed", hint=RAY_HINT) from None
+        raise WgslgenError(
+            "Ray is not installed; tuning on a cluster needs it", hint=RAY_HINT, option="ray"
+        ) from None
     return ray
 
 

@@ -8,7 +8,7 @@ and only a pass is timed (bench.measure, in the same worker, under the same dead
 outcome, failures included, is appended to the database at once, so an interrupted run
 loses nothing and a re-run measures only what is missing. Then the finalists and the
 baseline are timed head-to-head and selection.py names the winner and the portable default.
-Candidates are proposed in waves (wave_size); tune/fleet.py measures a wave on a Ray cluster.
+Candidates come in waves (wave_size); tune/fleet.py measures a wave on a Ray cluster.
 """
 
 from __future__ import annotations
@@ -48,8 +48,6 @@ from wgslgen.tune.selection import (
     portable_default,
 )
 from wgslgen.tune.trial import ERROR_CHARS, precondition, record_status, sample_time_ns
-
-__all__ = ["ShapeReport", "Totals", "TuneOptions", "TuneSession", "sample_time_ns", "tune"]
 
 Measured = tuple[Candidate, str, str | None, Measurement | None]  # (c, status, error, timing)
 
@@ -169,7 +167,7 @@ class TuneSession:
         return report
 
     def _search(self, plan: ShapePlan, obtain: Callable[..., list[Outcome]]) -> None:
-        """Ask the strategy for candidates in waves of wave_size(), tell it each median."""
+        """Ask the strategy for a wave of wave_size() candidates, tell it each median."""
         strategy = search.make(
             plan.strategy, [c.rendered.params for c in plan.eligible], self.options.seed
         )
