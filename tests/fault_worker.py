@@ -4,7 +4,8 @@ Production code knows nothing of it: tests point ``WorkerClient.module`` here. F
 ``WGSLGEN_TEST_FAULT="ACTION:KIND:TEXT[,...]"``: hang (ACTION "hang") or die ("crash") on a job
 of KIND (run, bench, head_to_head) whose label contains TEXT. An ``AbortJob`` always dies.
 "killparent" SIGKILLs the process that started the worker (a Ray worker in a fleet tune),
-then dies; "killparent1" does so once only, the first time a marker file in the folder
+then dies; "killnode" SIGKILLs that process's parent too (the Ray node's raylet). With a "1"
+appended they do so once only: when a marker file in the folder
 ``WGSLGEN_TEST_FAULT_MARKERS`` can be created for that fault.
 """
 
@@ -52,10 +53,14 @@ class FaultyRunner(worker.Runner):
             if kind == str(job.kind) and text in job.label:
                 if action == "hang":
                     time.sleep(1e6)
-                if action.startswith("killparent"):
-                    if action == "killparent1" and not _first_time(fault):
+                if action.startswith(("killparent", "killnode")):
+                    if action.endswith("1") and not _first_time(fault):
                         continue
-                    os.kill(os.getppid(), signal.SIGKILL)
+                    parent = os.getppid()
+                    if action.startswith("killnode"):  # the Ray worker's parent: the raylet
+                        stat = Path(f"/proc/{parent}/stat").read_text()
+                        os.kill(int(stat.rsplit(")", 1)[1].split()[1]), signal.SIGKILL)
+                    os.kill(parent, signal.SIGKILL)
                 _die()
         return super().handle(job)
 

@@ -117,6 +117,48 @@ def _tied(shape: dict, a: str, b: str) -> bool:
     return abs(ma - mb) <= noise
 
 
+def test_a_dead_nodes_task_is_retried_on_another_node_of_its_device(tmp_path, monkeypatch, capsys):
+    """Two worker nodes of one device key (and a head without CPUs, which gets no task);
+    the first check of wg32_sf16 SIGKILLs its node's raylet."""
+    from ray.cluster_utils import Cluster
+
+    from wgslgen.tune.fleet import runtime_env
+
+    fast_health = {"health_check_period_ms": 500, "health_check_failure_threshold": 3}
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 0, "include_dashboard": False, "_system_config": fast_health},
+    )
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.add_node(num_cpus=1)
+        ray.init(address=cluster.address, runtime_env=runtime_env(), log_to_driver=False)
+        cluster.wait_for_nodes()
+        (tmp_path / "markers").mkdir()
+        monkeypatch.setenv("WGSLGEN_TEST_FAULT_MARKERS", str(tmp_path / "markers"))
+        monkeypatch.setenv("WGSLGEN_TEST_FAULT", "killnode1:run:scale__wg32_sf16")
+        monkeypatch.setattr(WorkerClient, "module", "tests.fault_worker")
+        args = [*SCALE, "--shape", "n=2048", *FAST, "--ray", "--json", *files(tmp_path)]
+        assert main(args) == 0
+        doc = json.loads(capsys.readouterr().out)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and all(n["Alive"] for n in ray.nodes()):
+            time.sleep(0.2)
+        dead = [n["NodeID"] for n in ray.nodes() if not n["Alive"]]
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    records = ResultsDB(tmp_path / "results.jsonl").load().records
+    assert len(records) == 5 and {r.status for r in records} == {"ok"}  # nothing lost
+    (device,) = doc["devices"]
+    nodes = {n["node_id"]: n for n in device["nodes"]}
+    assert len(nodes) == 2  # the head has no CPU for tasks: not used
+    assert len(dead) == 1 and dead[0] in nodes  # the fault killed one worker node
+    assert nodes[dead[0]]["retried"] >= 1  # its task (and any sent before its death was known)
+    survivor = next(n for i, n in nodes.items() if i != dead[0])
+    assert survivor["done"] >= 1 and survivor["lost"] == 0
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     """A local Ray instance of two CPUs for the in-process tests; shut down in the end."""

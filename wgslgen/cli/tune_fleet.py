@@ -4,6 +4,8 @@ progress display per node (tune/fleet.py does the work)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -24,7 +26,7 @@ class DeviceRun:
 
     label: str
     digest: str
-    nodes: list[str]
+    nodes: list[dict[str, Any]]  # host, slots, tasks done, retried and lost, alive at the end
     reports: list[ShapeReport]
     totals: Totals
 
@@ -91,7 +93,9 @@ def tune_on_ray(
     from wgslgen.tune import fleet
 
     view = FleetView(enabled=not args.json)
-    with fleet.connect(args.ray or None) as ray:
+    # Ray prints some news (a raylet's death) on stdout: keep it off the JSON document.
+    quiet = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
+    with quiet, fleet.connect(args.ray or None) as ray:
         cluster = fleet.Fleet(ray, fleet.WorkerSetup.of(options), on_event=view.event)
         groups = cluster.probe()
         if not args.json:
@@ -104,16 +108,22 @@ def tune_on_ray(
 
         with view.shown(groups):
             results = fleet.tune_groups(cluster, options, db, planned, on_step=view.step)
+        cluster.refresh()  # which nodes died during the tune, for the record
     runs = []
     for session, reports in results:
         g = session.group
-        runs.append(DeviceRun(g.label, g.digest, [n.host for n in g.nodes], reports,
+        runs.append(DeviceRun(g.label, g.digest, [_node(n) for n in g.nodes], reports,
                               session.totals))  # fmt: skip
         if not args.json:
             console.print(f"\n[bold]device {escape(g.label)}[/] ({g.digest})", markup=True)
             for report in reports:
                 on_report(report)
     return runs
+
+
+def _node(n: Any) -> dict[str, Any]:
+    keys = ("host", "node_id", "slots", "gpu", "done", "retried", "lost", "alive")
+    return {k: getattr(n, k) for k in keys}
 
 
 def _print_fleet(cluster: Any) -> None:

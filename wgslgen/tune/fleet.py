@@ -153,9 +153,13 @@ class Fleet:
             if hello is None:
                 self.unusable.append((host, error))
                 continue
+            name = f"{host}:{n['NodeID'][:6]}"
+            node = _node(n, hello, name)
+            if node is None:
+                self.unusable.append((name, "Ray gives it no CPU (or GPU) for tasks"))
+                continue
             digest = DeviceKey(**hello.key).digest()
-            group = groups.setdefault(digest, DeviceGroup(digest, hello))
-            group.nodes.append(_node(n, hello, f"{host}:{n['NodeID'][:6]}"))
+            groups.setdefault(digest, DeviceGroup(digest, hello)).nodes.append(node)
         if not groups:
             why = "; ".join(f"{h}: {e}" for h, e in self.unusable) or "the cluster has no node"
             raise WgslgenError(f"no Ray node can run the device worker ({why})")
@@ -203,7 +207,7 @@ class Fleet:
         except (exc.WorkerCrashedError, exc.NodeDiedError, exc.LocalRayletDiedError,
                 exc.ObjectLostError, exc.OwnerDiedError, exc.TaskUnschedulableError,
                 exc.RaySystemError) as e:  # fmt: skip
-            self._refresh(group)
+            self.refresh(group)
             why = f"{type(e).__name__} on {node.host}: {str(e).splitlines()[0]}"
             if attempts + 1 < MAX_ATTEMPTS and any(n.alive for n in group.nodes):
                 node.retried += 1
@@ -230,15 +234,20 @@ class Fleet:
         return task.remote(self.setup, group.digest, node.host, work)
 
     def _free_node(self, group: DeviceGroup, avoid: Node | None) -> Node | None:
-        """The alive node with the most free slots, another than ``avoid`` if one is free."""
-        free = [n for n in group.nodes if n.alive and n.running < n.slots]
-        free.sort(key=lambda n: (n is avoid, n.running - n.slots))
-        return free[0] if free else None
+        """The alive node with the most free slots; never ``avoid`` (where the task's worker
+        or node just died) while another node of the group is alive."""
+        alive = [n for n in group.nodes if n.alive]
+        if avoid is not None and len(alive) > 1:
+            alive = [n for n in alive if n is not avoid]
+        free = [n for n in alive if n.running < n.slots]
+        return max(free, key=lambda n: n.slots - n.running, default=None)
 
-    def _refresh(self, group: DeviceGroup) -> None:
+    def refresh(self, *groups: DeviceGroup) -> None:
+        """Mark the nodes Ray no longer lists as alive (every group's by default)."""
         alive = {n["NodeID"] for n in self.ray.nodes() if n.get("Alive")}
-        for node in group.nodes:
-            node.alive = node.alive and node.node_id in alive
+        for group in groups or self.groups:
+            for node in group.nodes:
+                node.alive = node.alive and node.node_id in alive
 
     def _pin(self, node_id: str) -> Any:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -246,16 +255,19 @@ class Fleet:
         return NodeAffinitySchedulingStrategy(node_id, soft=False)
 
 
-def _node(info: Mapping[str, Any], hello: Hello, host: str) -> Node:
+def _node(info: Mapping[str, Any], hello: Hello, host: str) -> Node | None:
     """A node's slots: one task per GPU Ray sees, else (a CPU adapter, or a GPU Ray does not
-    count) one per CPU on a CPU adapter and one at a time on a GPU."""
+    count) one per CPU on a CPU adapter and one at a time on a GPU; None without a CPU for
+    the task (a head node started with --num-cpus=0)."""
     resources = info.get("Resources", {})
     gpus = int(resources.get("GPU", 0))
+    cpus = int(resources.get("CPU", 0))
     cpu_adapter = hello.key.get("adapter_type") == "CPU"
     if gpus and not cpu_adapter:
         return Node(info["NodeID"], host, gpus, True)
-    slots = max(1, int(resources.get("CPU", 1))) if cpu_adapter else 1
-    return Node(info["NodeID"], host, slots, False)
+    if not cpus:
+        return None
+    return Node(info["NodeID"], host, cpus if cpu_adapter else 1, False)
 
 
 class _GroupAdapter:
