@@ -227,3 +227,22 @@ def test_without_ray_installed_the_error_says_how_to_install(tmp_path):
     assert "pip install 'wgslgen[ray]'" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_db_show_groups_a_fleets_records_by_device(tmp_path, capsys):
+    from dataclasses import replace
+
+    from .test_db import rec
+
+    db = ResultsDB(tmp_path / "results.jsonl")
+    for digest, label in (("aaaa000011112222", "H200 [Vulkan, DiscreteGPU]"),
+                          ("bbbb000011112222", "llvmpipe [Vulkan, CPU]")):  # fmt: skip
+        for sha, variant in (("a" * 64, "k__wg32"), ("b" * 64, "k__wg64")):
+            r = rec(sha, variant=variant)
+            db.append(replace(r, key=replace(r.key, device=digest), device_info={"label": label}))
+    assert main(["db", "show", "--db", str(db.path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    h200 = out.index("H200 [Vulkan, DiscreteGPU] [aaaa000011112222]")
+    cpu = out.index("llvmpipe [Vulkan, CPU] [bbbb000011112222]")
+    assert h200 < out.index("wg32", h200) < cpu < out.index("wg32", cpu)  # a table per device
+    assert "4 record(s) on 2 devices" in out

@@ -98,7 +98,8 @@ def run_show(args: argparse.Namespace) -> int:
         and (not shapes or r.key.shape in shapes)
         and (not args.status or r.status in args.status)
     ]
-    records.sort(key=lambda r: (r.kernel, r.key.shape, r.key.device, _median(r), r.variant))
+    # Grouped by device (a fleet tune fills one database for many), fastest first per shape.
+    records.sort(key=lambda r: (r.key.device, r.kernel, r.key.shape, _median(r), r.variant))
     if args.json:
         emit_json(
             {
@@ -108,27 +109,37 @@ def run_show(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    rows = [
-        (
-            r.kernel,
-            _short(r),
-            r.key.shape,
-            r.device_info.get("label", r.key.device),
-            r.status,
-            format_ns(r.measurement.median_ns if r.measurement else None),
-            format_ns(r.measurement.iqr_ns if r.measurement else None),
-            r.measurement.reps if r.measurement else "-",
-            r.measured_at[:19].replace("T", " "),
-            r.key.source_sha256[:10],
-        )
-        for r in records
-    ]
-    cols = ["kernel", "variant", "shape", "device", "status", "median", "IQR", "reps",
-            "measured (UTC)", "sha256"]  # fmt: skip
-    print_table(escape(str(args.db)), cols, [[escape(str(c)) for c in row] for row in rows])
+    by_device: dict[str, list[Record]] = {}
+    for r in records:
+        by_device.setdefault(r.key.device, []).append(r)
+    for digest, group in by_device.items() or [("", [])]:
+        label = group[0].device_info.get("label", digest) if group else ""
+        title = f"{args.db}: {label} [{digest}]" if group else str(args.db)
+        rows = [[escape(str(c)) for c in _row(r)] for r in group]
+        print_table(escape(title), _SHOW_COLUMNS, rows)
     skipped = f", {len(report.problems)} unreadable line(s) skipped" if report.problems else ""
-    console.print(f"{len(rows)} record(s){skipped}", markup=False)
+    devices = f" on {len(by_device)} devices" if len(by_device) > 1 else ""
+    console.print(f"{len(records)} record(s){skipped}{devices}", markup=False)
     return 0
+
+
+_SHOW_COLUMNS = ["kernel", "variant", "shape", "status", "median", "IQR", "reps",
+                 "measured (UTC)", "sha256"]  # fmt: skip
+
+
+def _row(r: Record) -> tuple:
+    """One line of `db show`'s table (the device is the table's title)."""
+    return (
+        r.kernel,
+        _short(r),
+        r.key.shape,
+        r.status,
+        format_ns(r.measurement.median_ns if r.measurement else None),
+        format_ns(r.measurement.iqr_ns if r.measurement else None),
+        r.measurement.reps if r.measurement else "-",
+        r.measured_at[:19].replace("T", " "),
+        r.key.source_sha256[:10],
+    )
 
 
 def _median(r: Record) -> float:
