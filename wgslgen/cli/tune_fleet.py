@@ -128,7 +128,8 @@ def _node(n: Any) -> dict[str, Any]:
 
 def _print_fleet(cluster: Any) -> None:
     for g in cluster.groups:
-        nodes = ", ".join(f"{n.host} ({n.slots} {'GPU' if n.gpu else 'slot'}s)" for n in g.nodes)
+        slots = [f"{n.host} ({n.slots} {'GPU' if n.gpu else 'CPU'} slot(s))" for n in g.nodes]
+        nodes = ", ".join(slots)
         console.print(f"device {g.label} [{g.digest}]: {nodes}", markup=False)
     for host, why in cluster.unusable:
         console.print(f"[yellow]note:[/] node {escape(host)} is not used: {escape(why)}")

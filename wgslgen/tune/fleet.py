@@ -256,15 +256,20 @@ class Fleet:
 
 
 def _node(info: Mapping[str, Any], hello: Hello, host: str) -> Node | None:
-    """A node's slots: one task per GPU Ray sees, else (a CPU adapter, or a GPU Ray does not
-    count) one per CPU on a CPU adapter and one at a time on a GPU; None without a CPU for
-    the task (a head node started with --num-cpus=0)."""
+    """A node's slots: one per CPU on a CPU adapter; one task at a time on a GPU (asking Ray
+    for a GPU when it counts them); None without a CPU for the task (a head node started
+    with --num-cpus=0).
+
+    One at a time even on a node with several GPUs: the device worker picks its adapter by
+    the --adapter selector, not by the GPU Ray assigns (Vulkan ignores CUDA_VISIBLE_DEVICES),
+    so two tasks would time on the same GPU at once.
+    """
     resources = info.get("Resources", {})
     gpus = int(resources.get("GPU", 0))
     cpus = int(resources.get("CPU", 0))
     cpu_adapter = hello.key.get("adapter_type") == "CPU"
     if gpus and not cpu_adapter:
-        return Node(info["NodeID"], host, gpus, True)
+        return Node(info["NodeID"], host, 1, True)
     if not cpus:
         return None
     return Node(info["NodeID"], host, cpus if cpu_adapter else 1, False)
