@@ -6,7 +6,8 @@ Renders the bundled library once (timed apart: rendering is not validation), the
 timed interval, as in a `wgslgen validate` command). The first run of a set also pays one-time
 costs of this process (loading wgpu-native, lavapipe's first pipeline), so it is shown apart
 and the figure is the median of the rest. The static analysis and limit checks every run does
-are included. Also times naga's translation of the library to SPIR-V (`translate_many`).
+are included (and Tint's static rules when Dawn is not among the engines; their cost alone is
+a row of its own). Also times naga's translation of the library to SPIR-V (`translate_many`).
 
     python benchmarks/bench_validate.py                 # naga, wgpu, naga+wgpu, dawn
     python benchmarks/bench_validate.py --repeat 5 --json out.json
@@ -25,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from wgslgen.check import tint_rules  # noqa: E402
 from wgslgen.check.engines.naga_translate import NagaTranslator  # noqa: E402
 from wgslgen.check.limits import load_profile  # noqa: E402
 from wgslgen.check.validate import resolve_engines, validate  # noqa: E402
@@ -55,6 +57,18 @@ def time_validation(rendered: list[RenderedVariant], engines: list[str], repeat:
         # Renderings an engine actually read (Dawn reads only the Tint family's, naga naga's).
         read = sum(1 for r in report.results if r.engines)
     return {"engines": engines, "times_s": times, "read": read, "compile_failures": failures}
+
+
+def time_static_rules(rendered: list[RenderedVariant], repeat: int) -> dict:
+    """Seconds of Tint's static rules over the renderings Tint reads (done when Dawn is not
+    among the engines, inside validate(): shown apart to say what they cost)."""
+    sources = [r.source for r in rendered if r.family in ("any", "tint")]
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        tint_rules.check_many(sources)  # as validate() does, in a process of its own
+        times.append(time.perf_counter() - start)
+    return {"engines": ["tint rules (static)"], "times_s": times, "read": len(sources)}
 
 
 def time_translation(rendered: list[RenderedVariant], repeat: int) -> dict:
@@ -105,6 +119,7 @@ def main() -> int:
             print(f"skipping {names}: {'; '.join(missing.values())}")
             continue
         runs[names] = time_validation(rendered, engines, args.repeat)
+    runs["tint rules alone (in naga/wgpu runs)"] = time_static_rules(rendered, args.repeat)
     if not args.no_translate:
         runs["naga → spv (transpile)"] = time_translation(rendered, args.repeat)
 

@@ -8,7 +8,9 @@ verdict per profile.
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,8 +21,10 @@ from wgslgen.check.engines import ENGINES, get_engine
 from wgslgen.check.engines.base import ShaderInput, Verdict
 from wgslgen.check.limits import LimitProfile, check_directives, check_passes
 from wgslgen.check.report import ValidationReport
+from wgslgen.check.stage_rules import Finding
 from wgslgen.check.verdicts import Implementation, known_gap, naga_verdict, tint_dawn, tint_static
 from wgslgen.check.wgsl import WgslFacts, analyze, compute_entry_points
+from wgslgen.children import python_env, run_process
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import RenderedVariant
 
@@ -180,6 +184,20 @@ def _judge(res: VariantResult, profiles: Sequence[LimitProfile], findings: list)
     }
 
 
+def _static_findings(sources: list[str | None]) -> list[list[Finding]]:
+    """Tint's rules over many texts, in a child process when there are enough of them: the
+    reading is pure Python, and in this process it would hold the GIL that wgpu's thread
+    needs for each of its many calls."""
+    if sum(s is not None for s in sources) >= 16:
+        argv = [sys.executable, "-m", "wgslgen.check.tint_rules"]
+        done = run_process(argv, 600.0, env=python_env(), input_text=json.dumps(sources))
+        try:
+            return [[Finding(**f) for f in each] for each in json.loads(done.stdout)]
+        except (ValueError, TypeError):
+            pass  # read them here instead
+    return tint_rules.check_many(sources)
+
+
 def validate(
     rendered: Sequence[RenderedVariant],
     profiles: Sequence[LimitProfile],
@@ -206,16 +224,16 @@ def validate(
             on_done(name)
         return [(int(v.id.split(":")[0]), v) for v in verdicts]
 
-    # naga and Dawn run in their own processes, so the engines overlap well in threads, and
-    # Tint's rules are read meanwhile (while this thread would only wait for them).
-    with ThreadPoolExecutor(max_workers=max(1, len(engines))) as pool:
+    # Tint's verdict comes from Dawn itself when Dawn runs; else from its rules, read in a
+    # process of their own while the engines run (in this process, pure-Python work would
+    # hold the GIL that wgpu's thread needs for each of its many calls).
+    static = "dawn" not in engines
+    asked = [r.source if static and r.family in ("any", "tint") else None for r in rendered]
+    # naga and Dawn run in their own processes, so the engines overlap well in threads.
+    with ThreadPoolExecutor(max_workers=len(engines) + 1) as pool:
+        rules = pool.submit(_static_findings, asked)
         running = [pool.submit(run_engine, name) for name in engines]
-        # Tint's verdict comes from Dawn itself when Dawn runs; else from its rules, read here.
-        static = "dawn" not in engines
-        findings = [
-            tint_rules.check(r.source) if static and r.family in ("any", "tint") else []
-            for r in rendered
-        ]
+        findings = rules.result()
         for future in running:
             for index, verdict in future.result():
                 seen = results[index].engines.get(verdict.engine)
