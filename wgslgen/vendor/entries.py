@@ -38,6 +38,7 @@ def derived_trees(variant: Variant) -> tuple[list[dict[str, Any]], dict[str, Any
         value = to_value(expr.text, known, f"{variant.name}: derived {name}")
         if isinstance(value, dict):
             out.append({"name": name, "expr": value})
+            known.pop(name, None)  # a derived value may shadow an axis of the same name
         else:
             known[name] = value
     return out, known
