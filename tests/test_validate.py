@@ -270,13 +270,18 @@ def test_folder_of_other_peoples_shaders_never_aborts(capsys, tmp_path: Path) ->
     shutil.copy(corpus / "override_no_default.wgsl", folder / "wg_override.wgsl")
     shutil.copy(corpus / "llm_matmul_tiled.wgsl", folder / "model_load.comp.wgsl")
     shutil.copy(corpus / "tutorial_prefix_sum.wgsl", folder / "scan.wgsl")
+    shutil.copy(corpus / "fluid_advect.wgsl", folder / "fluid advect.wgsl")
+    (folder / "broken.wgsl").write_text("@compute @workgroup_size(1)\nfn main( {\n}\n")
     args = ["--templates", str(folder), "--engines", "naga,wgpu"]
     code, report = _run_json(capsys, *args)
     assert code == 1
     by_file = {Path(r["file"]).name: r for r in report["results"]}
     assert set(by_file) == {
-        "unreadable.wgsl", "int64.wgsl", "wg_override.wgsl", "model_load.comp.wgsl", "scan.wgsl"
+        "unreadable.wgsl", "int64.wgsl", "wg_override.wgsl", "model_load.comp.wgsl", "scan.wgsl",
+        "fluid advect.wgsl", "broken.wgsl",
     }  # fmt: skip
+    assert by_file["fluid advect.wgsl"]["kernel"] == "fluid_advect"  # a path-safe name
+    assert by_file["broken.wgsl"]["problems"] == ["cannot analyse: line 2: unbalanced '('"]
     assert by_file["unreadable.wgsl"]["problems"][0].startswith("cannot read: 'utf-8' codec")
     assert by_file["int64.wgsl"]["problems"] == ["uses `u64`: not WebGPU"]
     assert by_file["wg_override.wgsl"]["problems"] == ["needs override values: wg_size"]
@@ -287,7 +292,7 @@ def test_folder_of_other_peoples_shaders_never_aborts(capsys, tmp_path: Path) ->
     # Entry points from a real parse: both of scan.wgsl's, not the one in a comment.
     scan = by_file["scan.wgsl"]
     assert scan["entry_points"] == ["scan", "add_block_sums"] and scan["problems"] == []
-    assert report["summary"]["problems"] == 3 and report["summary"]["renderings"] == 5
+    assert report["summary"]["problems"] == 4 and report["summary"]["renderings"] == 7
     # For people: each file named with its reason, and what to pass.
     code, out, _ = _run(capsys, *args)
     text = re.sub(r"\s+", " ", out)

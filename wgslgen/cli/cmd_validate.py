@@ -16,6 +16,7 @@ from wgslgen.check.validate import (
     is_limit_failure,
     validate,
 )
+from wgslgen.check.wgsl import entry_point_stages
 from wgslgen.cli.options import ListAction
 from wgslgen.cli.output import (
     add_common_options,
@@ -103,11 +104,24 @@ def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[F
         except WgslgenError as e:
             if not spec.plain:
                 raise  # a template or spec error is the user's own kernel: say it as before
-            reason = f"cannot analyse: {str(e).splitlines()[0]}"
+            reason = f"cannot analyse: {_plain_reason(spec.template_path, e)}"
             problems.append(FileProblem(spec.name, str(spec.template_path), reason))
             continue
         out.extend(rendered)
     return out, problems
+
+
+def _plain_reason(path: Any, error: WgslgenError) -> str:
+    """Why a plain file cannot be analysed, with line numbers of the file itself (the
+    rendering that failed had a header)."""
+    try:
+        stages = entry_point_stages(path.read_text(encoding="utf-8"))
+    except WgslgenError as own:
+        return str(own).splitlines()[0]
+    if stages and "compute" not in stages.values():
+        found = ", ".join(f"@{stage} {name}" for name, stage in stages.items())
+        return f"no @compute entry point (found {found}): only compute pipelines are built"
+    return str(error).splitlines()[0]
 
 
 def run(args: argparse.Namespace) -> int:

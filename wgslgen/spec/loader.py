@@ -89,8 +89,11 @@ def _kernels_in(path: Path) -> list[KernelSpec]:
 
 def load_plain(path: Path) -> KernelSpec:
     """A plain WGSL file as a kernel with no axes, no interface and no problem."""
-    name = path.stem  # "model_load.comp.wgsl" -> "model_load.comp": dots are fine in a path
-    if not _PLAIN_NAME.match(name) or ".." in name:
+    # "model_load.comp.wgsl" -> "model_load.comp": dots are fine in a path; any other
+    # character a path must not hold becomes "_" ("my shader.wgsl" -> "my_shader"), so that
+    # one oddly named file never stops a run over a folder of someone else's shaders.
+    name = re.sub(r"[^A-Za-z0-9_.-]|^[.-]|\.(?=\.)", "_", path.stem)
+    if not _PLAIN_NAME.match(name):
         _check_safe_name(name, f"{path}: kernel name")
     return KernelSpec(
         name=name,
