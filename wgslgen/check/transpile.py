@@ -199,6 +199,13 @@ def _check_spirv_outcomes(exe: str, spirv: list[tuple[TargetOutcome, bytes]]) ->
             outcome.diagnostic = verdict
 
 
+def _known_targets(targets: Sequence[str]) -> list[str]:
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        raise WgslgenError(f"unknown target {unknown[0]!r}; choose from {', '.join(TARGETS)}")
+    return list(targets)
+
+
 def transpile(
     rendered: Sequence[RenderedVariant],
     targets: Sequence[str],
@@ -213,11 +220,7 @@ def transpile(
     ``spirv_val``: True finds it on PATH (skipped when absent), a path uses that executable,
     False or None skips the check. ``on_progress(n)``: n more renderings translated.
     """
-    out = Path(out)
-    targets = list(targets)
-    for t in targets:
-        if t not in TARGETS:
-            raise WgslgenError(f"unknown target {t!r}; choose from {', '.join(TARGETS)}")
+    out, targets = Path(out), _known_targets(targets)
     chosen = [r for r in rendered if r.family in NAGA_FAMILIES]
     skipped = [r.relpath for r in rendered if r.family not in NAGA_FAMILIES]
     engine = engine or NagaEngine()

@@ -76,5 +76,3 @@ def engine_failure(
     message = f"{engine} engine failure: {why}"
     diagnostic = f"{message}\n{stderr}".rstrip()
     return [Verdict(s.id, engine, False, message, diagnostic) for s in shaders]
-
-
