@@ -60,8 +60,8 @@ def import_ray() -> Any:
 
 def runtime_env() -> dict[str, Any]:
     """Ray workers started here find this checkout's wgslgen (and tests) on PYTHONPATH."""
-    path = os.pathsep.join(filter(None, [_ROOT, os.environ.get("PYTHONPATH")]))
-    return {"env_vars": {"PYTHONPATH": path}}
+    # ${PYTHONPATH}: Ray expands it to each node's own value, which this extends.
+    return {"env_vars": {"PYTHONPATH": f"{_ROOT}{os.pathsep}${{PYTHONPATH}}"}}
 
 
 @contextlib.contextmanager
