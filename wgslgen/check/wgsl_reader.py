@@ -19,6 +19,11 @@ STAGES = ("compute", "vertex", "fragment")
 Attrs = dict[str, tuple[int, int]]  # attribute name -> token range of its arguments
 
 
+def _close_scope(scopes: list[tuple[set[str], bool]], active: dict[str, int]) -> None:
+    for name in scopes.pop()[0]:
+        active[name] -= 1
+
+
 def _pairs(texts: list[str]) -> dict[int, int]:
     """Opening ( [ { index -> index just past its closing bracket, for balanced pairs."""
     pairs, stack = {}, []
@@ -228,29 +233,28 @@ class Module:
         args = self.split_args(params + 1, self._match(params) - 1)  # may split ptr<a, b>
         names = {self._at(k) for a, _ in args if self._at((k := self._attrs(a)[1]) + 1) == ":"}
         scopes: list[tuple[set[str], bool]] = [(names, False)]  # (names, ends with its body)
+        active = dict.fromkeys(names, 1)  # name -> how many open scopes declare it
         found: set[str] = set()
         pending: tuple[int, str] | None = None  # a local's scope starts after its ';'
         texts, kinds = self.texts, self.kinds
         while i < end:
             text = texts[i]
             if pending and i == pending[0]:
-                scopes[-1][0].add(pending[1])
+                if pending[1] not in scopes[-1][0]:
+                    scopes[-1][0].add(pending[1])
+                    active[pending[1]] = active.get(pending[1], 0) + 1
                 pending = None
             if text in ("{", "for"):  # a for statement scopes its init declaration
                 scopes.append((set(), text == "for"))
             elif text == "}":
-                scopes.pop()
+                _close_scope(scopes, active)
                 while scopes and scopes[-1][1]:
-                    scopes.pop()
+                    _close_scope(scopes, active)
             elif text in ("let", "var", "const"):
                 j = self._match(i + 1) if self._at(i + 1) == "<" else i + 1
                 pending = (self._skip_to(j, (";",), end), self._at(j))
                 i = j  # the initializer is read as usual: it still sees the outer name
-            elif (
-                kinds[i] == "ident"
-                and texts[i - 1] not in (".", "@")
-                and not any(text in s for s, _ in scopes)
-            ):
+            elif kinds[i] == "ident" and texts[i - 1] not in (".", "@") and not active.get(text):
                 found.add(text)
             i += 1
         return found

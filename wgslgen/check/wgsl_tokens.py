@@ -38,7 +38,8 @@ def strip_comments(source: str) -> str:
                     raise WgslgenError(f"line {line}: unterminated /* comment")
                 depth += 1 if b.group() == "/*" else -1
                 end = b.end()
-        out.append(re.sub(r"[^\n]", " ", source[m.start() : end]))
+        chunk = source[m.start() : end]
+        out.append(re.sub(r"[^\n]", " ", chunk) if "\n" in chunk else " " * len(chunk))
         pos = end
     return "".join([*out, source[pos:]])
 
@@ -58,13 +59,24 @@ def _kind(text: str) -> str:
     return "ident" if first.isalpha() or first == "_" else "punct"
 
 
+_KINDS: dict[str, str] = {}
+
+
+def _new_kind(text: str) -> str:
+    kind = _kind(text)
+    if len(_KINDS) < 65536:  # bounded: numbers are many
+        _KINDS[text] = kind
+    return kind
+
+
 class Tokens:
     """The tokens of a text, as a sequence of Tok built on demand from their texts."""
 
     def __init__(self, text: str) -> None:
         self.source = text
         self.texts: list[str] = _TEXTS.findall(text)
-        self.kinds = [_kind(t) for t in self.texts]
+        known = _KINDS  # most token texts repeat: their kind is looked up, not worked out
+        self.kinds = [known[t] if t in known else _new_kind(t) for t in self.texts]
         self._starts: list[int] | None = None
         self._newlines: list[int] = []
 
