@@ -6,7 +6,8 @@ of KIND (run, bench, head_to_head) whose label contains TEXT. An ``AbortJob`` al
 "killparent" SIGKILLs the process that started the worker (a Ray worker in a fleet tune),
 then dies; "killnode" SIGKILLs that process's parent too (the Ray node's raylet). With a "1"
 appended they do so once only: when a marker file in the folder
-``WGSLGEN_TEST_FAULT_MARKERS`` can be created for that fault.
+``WGSLGEN_TEST_FAULT_MARKERS`` can be created for that fault. ``WGSLGEN_TEST_FAKE_DEVICE``
+makes the workers of one Ray node report a second device (see ``_simulated``).
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ import resource
 import signal
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from wgslgen.run import worker
-from wgslgen.run.protocol import Reply
+from wgslgen.run.protocol import Hello, Reply
 from wgslgen.run.worker_client import WorkerClient
 
 FAULT_ENV = "WGSLGEN_TEST_FAULT"
+FAKE_DEVICE_ENV = "WGSLGEN_TEST_FAKE_DEVICE"
 MODULE = "tests.fault_worker"
 
 
@@ -41,12 +43,35 @@ def _die() -> None:
     os.abort()
 
 
+def _simulated() -> bool:
+    """Whether this worker plays a second device: ``WGSLGEN_TEST_FAKE_DEVICE`` names the Ray
+    node (its raylet's pid, which Ray workers and their children inherit) whose adapter is
+    reported as another device without shader-f16."""
+    raylet = os.environ.get(FAKE_DEVICE_ENV)
+    return bool(raylet) and raylet == os.environ.get("RAY_RAYLET_PID")
+
+
+def _features(job: Any) -> set[str]:
+    jobs = getattr(job, "finalists", {}).values() or [job]
+    return {f for j in jobs for f in getattr(j, "features", ())}
+
+
 class FaultyRunner(worker.Runner):
     """The worker's Runner, hanging or dying where the environment asks."""
+
+    def describe(self) -> Hello:
+        hello = super().describe()
+        if not _simulated():
+            return hello
+        key = {**hello.key, "device": hello.key["device"] + " (simulated second device)"}
+        features = tuple(f for f in hello.features if f != "shader-f16")
+        return replace(hello, key=key, label="simulated " + hello.label, features=features)
 
     def handle(self, job: Any) -> Reply:
         if isinstance(job, AbortJob) or getattr(job, "kind", None) == "abort":
             _die()
+        if _simulated() and "shader-f16" in _features(job):
+            _die()  # the simulated device lacks it: it must never receive such a job
         for fault in filter(None, os.environ.get(FAULT_ENV, "").split(",")):
             action, _, rest = fault.partition(":")
             kind, _, text = rest.partition(":")

@@ -125,6 +125,96 @@ def _close(shape: dict, a: str, b: str) -> bool:
     return False
 
 
+def test_a_dead_nodes_task_is_retried_on_another_node_of_its_device(tmp_path, monkeypatch, capsys):
+    """Two worker nodes of one device key (and a head without CPUs, which gets no task);
+    the first check of wg32_sf16 SIGKILLs its node's raylet."""
+    from ray.cluster_utils import Cluster
+
+    from wgslgen.tune.fleet import runtime_env
+
+    fast_health = {"health_check_period_ms": 500, "health_check_failure_threshold": 3}
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 0, "include_dashboard": False, "_system_config": fast_health},
+    )
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.add_node(num_cpus=1)
+        ray.init(address=cluster.address, runtime_env=runtime_env(), log_to_driver=False)
+        cluster.wait_for_nodes()
+        (tmp_path / "markers").mkdir()
+        monkeypatch.setenv("WGSLGEN_TEST_FAULT_MARKERS", str(tmp_path / "markers"))
+        monkeypatch.setenv("WGSLGEN_TEST_FAULT", "killnode1:run:scale__wg32_sf16")
+        monkeypatch.setattr(WorkerClient, "module", "tests.fault_worker")
+        args = [*SCALE, "--shape", "n=2048", *FAST, "--ray", "--json", *files(tmp_path)]
+        assert main(args) == 0
+        doc = json.loads(capsys.readouterr().out)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and all(n["Alive"] for n in ray.nodes()):
+            time.sleep(0.2)
+        dead = [n["NodeID"] for n in ray.nodes() if not n["Alive"]]
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    records = ResultsDB(tmp_path / "results.jsonl").load().records
+    assert len(records) == 5 and {r.status for r in records} == {"ok"}  # nothing lost
+    (device,) = doc["devices"]
+    nodes = {n["node_id"]: n for n in device["nodes"]}
+    assert len(nodes) == 2  # the head has no CPU for tasks: not used
+    assert len(dead) == 1 and dead[0] in nodes  # the fault killed one worker node
+    assert nodes[dead[0]]["retried"] >= 1  # its task (and any sent before its death was known)
+    survivor = next(n for i, n in nodes.items() if i != dead[0])
+    assert survivor["done"] >= 1 and survivor["lost"] == 0
+
+
+def test_two_device_types_fill_one_database_and_a_node_gets_only_what_it_can_run(
+    tmp_path, monkeypatch, capsys
+):
+    """Two worker nodes; one plays another device without shader-f16 (tests/fault_worker.py
+    changes what its worker reports, and dies if a job needing shader-f16 reaches it)."""
+    from ray.cluster_utils import Cluster
+
+    from wgslgen.tune.fleet import runtime_env
+
+    head = {"num_cpus": 0, "include_dashboard": False}
+    cluster = Cluster(initialize_head=True, head_node_args=head)
+    try:
+        cluster.add_node(num_cpus=1)
+        other = cluster.add_node(num_cpus=1)
+        raylet = other.all_processes["raylet"][0].process.pid
+        ray.init(address=cluster.address, runtime_env=runtime_env(), log_to_driver=False)
+        cluster.wait_for_nodes()
+        monkeypatch.setenv("WGSLGEN_TEST_FAKE_DEVICE", str(raylet))
+        monkeypatch.setattr(WorkerClient, "module", "tests.fault_worker")
+        args = [*SCALE, "--shape", "n=2048", *FAST, "--ray", "--json", *files(tmp_path)]
+        assert main(args) == 0
+        doc = json.loads(capsys.readouterr().out)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    by_device: dict[str, list[Record]] = {}
+    for r in ResultsDB(tmp_path / "results.jsonl").load().records:
+        by_device.setdefault(r.device_info["label"], []).append(r)
+    (simulated,) = [d for d in by_device if d.startswith("simulated")]
+    (real,) = [d for d in by_device if d != simulated]
+    assert len(doc["devices"]) == 2 and all(len(d["nodes"]) == 1 for d in doc["devices"])
+    assert {r.status for rs in by_device.values() for r in rs} == {"ok"}
+    assert len(by_device[real]) == 5
+    # The f16 variants were never sent to the device without shader-f16 (its worker would
+    # have died: a crash record), nor recorded for it.
+    assert sorted(r.variant for r in by_device[simulated]) == [
+        "scale__wg128_sf32",
+        "scale__wg32_sf32",
+        "scale__wg64_sf32",
+    ]
+    assert by_device[simulated][0].key.device != by_device[real][0].key.device
+    sim = next(s for s in doc["shapes"] if len(s["leaderboard"]) == 3)
+    assert {e["variant"] for e in sim["excluded"]} == {"scale__wg32_sf16", "scale__wg64_sf16"}
+    assert all("shader-f16" in e["reason"] for e in sim["excluded"])
+    entries = read_selection(tmp_path / "selection.json")
+    assert len({e.device for e in entries}) == 2  # a winner per device
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     """A local Ray instance of two CPUs for the in-process tests; shut down in the end."""
