@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tune the attention family on a GPU at the issue's shapes (head_dim 256, 8 heads, 4 KV heads,
-# history 1024 and 4096, f32 inputs) and time PyTorch's eager and torch.compile versions of
-# the same math in the same run. Results land in $RESULTS (default: benchmarks/results/).
+# history 1024 and 4096, f32 inputs). Results land in $RESULTS (default: benchmarks/results/).
+# The comparison with PyTorch is benchmarks/gpu_fair.sh (CUDA graphs, warm and cold, floor).
 #   benchmarks/gpu_attention_family.sh [KERNEL...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -11,10 +11,6 @@ kernels=("$@")
 [ ${#kernels[@]} -gt 0 ] || kernels=(attention_bwd_dq attention_bwd_dkv attention attention_probs)
 PY=${PYTHON:-python3}
 for k in "${kernels[@]}"; do
-    if [ "$k" = torch ]; then
-        $PY benchmarks/torch_attention.py --history 1024 4096 --json "$RESULTS/torch.json"
-        continue
-    fi
     shapes=(--shape head_dim=256,n_heads=8,n_kv_heads=4,history_len=1024
             --shape head_dim=256,n_heads=8,n_kv_heads=4,history_len=4096)
     case $k in attention|attention_probs|attention_split)
