@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from wgslgen.check.profile_model import LimitProfileFile, problem
 from wgslgen.check.wgsl import WgslFacts, required_features
-from wgslgen.render.renderer import FAMILIES as RENDERED_FAMILIES
 from wgslgen.errors import WgslgenError
+from wgslgen.render.renderer import FAMILIES as RENDERED_FAMILIES
 
 
 @dataclass(frozen=True)
