@@ -128,8 +128,9 @@ def parse_targets(text: str) -> list[str]:
     unknown = [t for t in targets if t not in TARGETS]
     if unknown or not targets:
         raise WgslgenError(
-            f"--to {text!r}: unknown target(s) {', '.join(unknown) or '(none given)'}; "
-            f"choose from {', '.join(TARGETS)}"
+            f"{text!r}: unknown target(s) {', '.join(unknown) or '(none given)'}; "
+            f"choose from {', '.join(TARGETS)}",
+            option="to",
         )
     return targets
 

@@ -29,7 +29,8 @@ def refuse_inside(out: Path, forbidden: list[Path]) -> None:
         root = root.resolve()
         if target == root or root in target.parents:
             raise WgslgenError(
-                f"--out {out}: inside {root}, which wgslgen owns; vendor into your project"
+                f"{out}: inside {root}, which wgslgen owns; vendor into your project",
+                option="out",
             )
 
 
@@ -37,9 +38,7 @@ def read_manifest(out: Path) -> dict[str, Any]:
     """The manifest of a folder `wgslgen vendor` wrote; a clear error for any other folder."""
     path = out / MANIFEST
     if not path.is_file():
-        raise WgslgenError(
-            f"{out}: not a vendored folder (no {MANIFEST}); run `wgslgen vendor --out {out}` first"
-        )
+        raise WgslgenError(f"{out}: not a vendored folder (no {MANIFEST}); vendor into it first")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
@@ -57,8 +56,9 @@ def write(plan: VendorPlan, out: Path) -> list[str]:
         old = read_manifest(out)["files"]
     elif out.is_dir() and any(out.iterdir()):
         raise WgslgenError(
-            f"--out {out}: the folder has files and no {MANIFEST}; refusing to mix "
-            "vendored files with yours (choose an empty or new folder)"
+            f"{out}: the folder has files and no {MANIFEST}; refusing to mix "
+            "vendored files with yours (choose an empty or new folder)",
+            option="out",
         )
     changed = []
     for rel in sorted(plan.files, key=lambda p: p == MANIFEST):
@@ -108,7 +108,7 @@ def regenerate(inputs: dict[str, Any], engines: list[str] | None = None) -> Vend
     kernels = [k for k in kernels if not k.plain and k.problem is not None]
     sel = Path(inputs["selection"]) if inputs.get("selection") else None
     if sel is not None and not sel.is_file():
-        raise WgslgenError(f"--selection {sel}: no such file")
+        raise WgslgenError(f"{sel}: no such file", option="selection")
     strict = bool(inputs.get("strict"))
     langs = inputs.get("langs") or []
     return plan_vendor(kernels, sel, langs, engines, inputs=inputs, strict=strict)

@@ -307,7 +307,7 @@ def _abi(variants: dict[str, Any]) -> str:
 def _add_bindings(plan: VendorPlan, langs: Sequence[str], package: str) -> None:
     for lang in langs:
         if lang not in LANGS:
-            raise WgslgenError(f"--lang {lang!r}: expected one of {', '.join(LANGS)}")
+            raise WgslgenError(f"{lang!r}: expected one of {', '.join(LANGS)}", option="lang")
     if "py" in langs:
         from wgslgen.vendor.lang_py import python_files
 
