@@ -20,6 +20,7 @@ from wgslgen.cli.options import (
     fraction,
     integer,
     one_profile,
+    ray_address,
     size_in_bytes,
 )
 from wgslgen.cli.output import add_common_options, console, emit_json, progress
@@ -137,6 +138,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
         "--ray",
         nargs="?",
         const="",
+        type=ray_address,
         metavar="ADDRESS",
         help="measure on a Ray cluster (needs wgslgen[ray]): without ADDRESS a local Ray "
         "instance, 'auto' the cluster this machine joined, or HOST:PORT; every node's device "

@@ -77,6 +77,14 @@ def shape(text: str) -> dict[str, int | float]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def ray_address(text: str) -> str:
+    """'' (a local Ray instance), 'auto' (the cluster this machine joined) or [ray://]HOST:PORT."""
+    text = text.strip()
+    if text in ("", "auto") or re.fullmatch(r"(ray://)?[A-Za-z0-9_.\-\[\]:]+:\d{1,5}", text):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is not a Ray address: auto or HOST:PORT")
+
+
 class ListAction(argparse.Action):
     """Repeatable, and each value may be a comma list; values keep their first order."""
 
