@@ -166,3 +166,14 @@ def test_an_interrupted_swap_is_recovered(tmp_path: Path) -> None:
     assert _build("--templates", str(GOOD_KERNELS), "--check", "--out", str(out)) == 1
     assert _build("--templates", str(GOOD_KERNELS), "--out", str(out)) == 0
     assert _tree(out) == before
+
+
+def test_build_prints_a_summary_and_the_full_table_with_verbose(tmp_path: Path, capsys) -> None:
+    from wgslgen.cli import main
+
+    args = ["build", "--templates", str(GOOD_KERNELS), "--kernel", "scale", "--engines", "naga"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    summary = capsys.readouterr().out
+    assert "5 fit webgpu" in summary and "scale__wg32_sf16" not in summary
+    assert main([*args, "--out", str(tmp_path / "b"), "--verbose"]) == 0
+    assert "scale__wg32_sf16" in capsys.readouterr().out

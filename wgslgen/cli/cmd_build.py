@@ -70,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="write nothing; exit 1 listing every file that differs, is missing or extra",
     )
     p.add_argument("--no-validate", action="store_true", help="skip `wgslgen validate` afterwards")
+    p.add_argument("--verbose", action="store_true", help="the validation table of every rendering")
     p.add_argument(
         "--max-variants",
         type=_positive_int,

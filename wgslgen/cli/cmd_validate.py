@@ -131,8 +131,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def validate_after_build(args: argparse.Namespace, plan: Any) -> int:
-    """The validation `wgslgen build` runs on what it just rendered."""
-    return _validate_and_report(args, plan.rendered, [])
+    """The validation `wgslgen build` runs on what it just rendered: a one-screen summary
+    (the full table with ``--verbose``)."""
+    return _validate_and_report(args, plan.rendered, [], summary=not args.verbose)
 
 
 def _profile_names(args: argparse.Namespace) -> list[str]:
@@ -155,7 +156,10 @@ def _unmet(report: ValidationReport, requirement: str) -> list[VariantResult]:
 
 
 def _validate_and_report(
-    args: argparse.Namespace, rendered: Sequence[RenderedVariant], problems: list[FileProblem]
+    args: argparse.Namespace,
+    rendered: Sequence[RenderedVariant],
+    problems: list[FileProblem],
+    summary: bool = False,
 ) -> int:
     profiles = [load_profile(n) for n in _profile_names(args)]
     engines = getattr(args, "engines", None) or None
@@ -165,7 +169,7 @@ def _validate_and_report(
     if args.json:
         emit_json(report.to_dict())
     else:
-        _print_report(report)
+        (_print_summary if summary else _print_report)(report)
     unmet = {p: _unmet(report, p) for p in getattr(args, "require", None) or []}
     for p, bad in unmet.items():
         if bad:  # on stderr under --json: stdout must stay one JSON document
@@ -218,6 +222,31 @@ def _print_report(report: ValidationReport) -> None:
     print_table("wgslgen validate", ["variant", *columns], rows)
     _print_problems(report)
     _print_diagnostics(report)
+    _print_footer(report)
+
+
+def _print_summary(report: ValidationReport) -> None:
+    """Counts per kernel and verdicts per profile; every failure in full."""
+    kernels: dict[str, list[VariantResult]] = {}
+    for r in report.results:
+        kernels.setdefault(r.rendered.kernel if r.rendered else r.name, []).append(r)
+    rows = [
+        [
+            kernel,
+            len(results),
+            sum(1 for r in results if r in report.compile_failures()),
+            *(sum(1 for r in results if r.fits(p)) for p in report.profiles),
+        ]
+        for kernel, results in kernels.items()
+    ]
+    columns = ["kernel", "renderings", "fail to compile", *(f"fit {p}" for p in report.profiles)]
+    print_table("wgslgen validate (summary; --verbose for every rendering)", columns, rows)
+    _print_problems(report)
+    _print_diagnostics(report)
+    _print_footer(report)
+
+
+def _print_footer(report: ValidationReport) -> None:
     for name, why in report.engines_missing.items():
         console.print(f"[yellow]engine {name} not used:[/] {escape(why)}")  # [dawn] is text
     versions = "; ".join(f"{n}: {v}" for n, v in report.engine_versions.items())
