@@ -25,8 +25,6 @@ STORAGE = "max-compute-workgroup-storage-size"
 
 @pytest.fixture(scope="module")
 def seed_facts():
-    if not SEED.exists():
-        pytest.skip("the seed kernel is not on this machine")
     return analyze(SEED.read_text(encoding="utf-8"))
 
 

@@ -212,7 +212,17 @@ def test_hang_and_crash_are_recorded_and_the_search_goes_on(tmp_path):
 
 
 def test_budget_still_measures_the_baseline(tmp_path):
-    args = ["--strategy", "random", "--budget", "1", "--search-seed", "3", "--set", "wg=32", "--json"]
+    args = [
+        "--strategy",
+        "random",
+        "--budget",
+        "1",
+        "--search-seed",
+        "3",
+        "--set",
+        "wg=32",
+        "--json",
+    ]
     proc = wgslgen("tune", *SCALE, "--shape", "n=256", *FAST, *args, tmp=tmp_path)
     assert proc.returncode == 0, proc.stderr
     shape = json.loads(proc.stdout)["shapes"][0]

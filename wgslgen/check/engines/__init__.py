@@ -17,8 +17,6 @@ __all__ = [
     "Engine",
     "ShaderInput",
     "Verdict",
-    "available_engines",
-    "engine_status",
     "get_engine",
 ]
 
@@ -28,18 +26,3 @@ def get_engine(name: str, **options: Any) -> Engine:
     if name not in ENGINES:
         raise WgslgenError(f"unknown engine {name!r}; choose from {', '.join(ENGINES)}")
     return ENGINES[name](**options)
-
-
-def engine_status() -> dict[str, str | None]:
-    """Each registered engine's availability: None when usable, else why not."""
-    status = {}
-    for name, cls in ENGINES.items():
-        engine = cls()
-        status[name] = engine.availability()
-        getattr(engine, "close", lambda: None)()
-    return status
-
-
-def available_engines() -> list[str]:
-    """Names of the registered engines usable on this machine."""
-    return [name for name, why in engine_status().items() if why is None]
