@@ -158,5 +158,3 @@ class RunPlan:
 
     cases: list[tuple[RenderedVariant, dict[str, int]]] = field(default_factory=list)
     not_run: list[NotRun] = field(default_factory=list)
-
-
