@@ -324,3 +324,24 @@ def test_a_shape_with_empty_buffers_is_a_user_error_not_a_crash(tmp_path: Path, 
         spec.baseline.case({"n": 0})
     code = main(["test", "--templates", str(tmp_path), "--shape", "n=0", "--adapter", "cpu"])
     assert code == 2 and "no elements" in capsys.readouterr().err
+
+
+def test_a_generated_or_vendored_f16_file_runs_with_the_buffers_its_header_declares(
+    tmp_path: Path, capsys
+) -> None:
+    from wgslgen.run.reference import declared_axes
+    from wgslgen.vendor.plan import provenance
+
+    spec = find_kernel(DQ)
+    f16 = next(v for v in spec.variants if v.params["storage"] == "f16" and v.is_baseline is False)
+    rendered = render(f16)
+    generated = tmp_path / "copy_of_generated.wgsl"
+    generated.write_text(rendered.source)
+    vendored = tmp_path / "vendored.wgsl"
+    vendored.write_text(provenance(rendered, "0" * 64) + rendered.source)
+    for path in (generated, vendored):
+        assert declared_axes(path, spec) == f16.params
+    assert declared_axes(SEED, spec) is None  # a hand-written file: the baseline
+    code = main(["test", "--templates", str(generated), "--reference", DQ, "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["ok"], report

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import hashlib
 import importlib.util
+import re
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -277,14 +278,16 @@ def find_kernel(name: str, templates: Sequence[Path | str] | None = None) -> Ker
 def borrow(plain: KernelSpec, donor: KernelSpec) -> KernelSpec:
     """A plain .wgsl kernel given the donor's interface, problem, tests and reference.
 
-    The plain file is taken to be the donor's baseline: every donor axis is pinned to its
-    baseline value, so binding types, preconditions and tolerances resolve as they do there.
+    Every donor axis is pinned: to the values the file's own wgslgen header declares (a
+    generated or vendored file of the donor: an f16 file then gets f16 buffers), else to the
+    baseline. Binding types, preconditions and tolerances then resolve as they do there.
     """
     if donor.plain or donor.problem is None:
         raise WgslgenError(
             f"{donor.name}: that kernel declares no [problem] to lend", option="reference"
         )
-    pinned = tuple(Axis(a.name, a.key, (a.baseline,), a.baseline) for a in donor.axes)
+    values = declared_axes(plain.template_path, donor) or {a.name: a.baseline for a in donor.axes}
+    pinned = tuple(Axis(a.name, a.key, (values[a.name],), values[a.name]) for a in donor.axes)
     return dataclasses.replace(
         plain,
         axes=pinned,
@@ -296,8 +299,39 @@ def borrow(plain: KernelSpec, donor: KernelSpec) -> KernelSpec:
         tune_shapes=donor.tune_shapes,
         tolerances=donor.tolerances,
         reference_path=donor.reference_path,
-        description=f"{plain.description}, run as {donor.name} (baseline)",
+        description=f"{plain.description}, run as {donor.name} ({_axes_text(values)})",
     )
+
+
+# The axis values a wgslgen file declares: generated/ ("// kernel: K ..." then
+# "// axes: a=1, b=2") or vendored ("... kernel=K ... axes=a=1,b=2 ...").
+_GENERATED = re.compile(r"^// kernel: (\S+) .*\n// axes: (.*)$", re.M)
+_VENDORED = re.compile(r"^// .* vendor: kernel=(\S+) .* axes=(\S+) ", re.M)
+
+
+def declared_axes(path: Path | None, donor: KernelSpec) -> dict[str, Any] | None:
+    """The donor's axis values named by the header of a wgslgen file, or None."""
+    try:
+        head = (
+            "".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[:6]) if path else ""
+        )
+    except OSError:
+        return None
+    m = _GENERATED.search(head) or _VENDORED.search(head)
+    if not m or m.group(1) != donor.name:
+        return None
+    items = dict(p.strip().partition("=")[::2] for p in re.split(r",\s*", m.group(2)) if "=" in p)
+    values = {}
+    for axis in donor.axes:
+        match = [v for v in axis.values if str(v) == items.get(axis.name)]
+        if not match:
+            return None  # another version of the kernel: fall back to the baseline
+        values[axis.name] = match[0]
+    return values
+
+
+def _axes_text(values: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in values.items())
 
 
 def with_reference(
