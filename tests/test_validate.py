@@ -184,10 +184,15 @@ def test_template_type_error_names_template_line_once(
         assert out.count(heading) == 1, out
         block = out.split(heading, 1)[1]
         assert re.match(
-            rf"\s*--> generated/attention_bwd_dq/\S+\.wgsl:\d+\s*--> template \S*{where}\s", block
+            rf"\s*--> attention_bwd_dq/\S+\.wgsl:\d+\s*--> template \S*{where}\s", block
         ), block[:300]
         assert f"in {n_variants} variant(s): attention_bwd_dq__" in block
     assert f"{n_variants} renderings, {n_variants} fail to compile" in out
+    # After a build, diagnostics name the files in the folder the build wrote.
+    out_dir = templates_copy.parent / "gen"
+    build = ["build", *args, "--out", str(out_dir), "--engines", "naga"]
+    assert main(build) == 1
+    assert f"--> {out_dir}/attention_bwd_dq/" in capsys.readouterr().out
 
     code, report = _run_json(capsys, *args)
     assert code == 1 and report["summary"]["compile_failures"] == n_variants
@@ -323,7 +328,7 @@ def test_template_uniformity_error_names_template_line(capsys, templates_copy: P
     )
     assert out.count(heading) == 1, out
     block = out.split(heading, 1)[1]
-    match = re.match(r"\s*--> generated/attention_bwd_dq/\S+\.wgsl:\d+\s*--> template \S*"
+    match = re.match(r"\s*--> attention_bwd_dq/\S+\.wgsl:\d+\s*--> template \S*"
                      r"attention_bwd_dq\.wgsl\.j2:(\d+)\s", block)  # fmt: skip
     assert match and int(match.group(1)) > line, block[:300]
     code, report = _run_json(capsys, *args)

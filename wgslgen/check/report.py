@@ -29,6 +29,7 @@ class ValidationReport:
     engine_versions: dict[str, str]
     engines_missing: dict[str, str]
     profiles: list[str]
+    written_to: str | None = None  # where the renderings are files (None: in memory only)
 
     def compile_failures(self) -> list[VariantResult]:
         """Renderings a compiler rejected (not for a limit, not for a known gap), and
@@ -64,7 +65,7 @@ class ValidationReport:
                 template = f"{origin[0]}:{origin[1]}" if origin[1] else origin[0]
                 key = (engine, message, template)
                 if key not in groups:
-                    where = f"generated/{r.rendered.relpath}:{line or '?'}"
+                    where = f"{file_path(self.written_to, r.rendered.relpath)}:{line or '?'}"
                     groups[key] = Diagnostic(engine, message, where, template, detail, [])
                 groups[key].variants.append(r.rendered.name)
         return list(groups.values())
@@ -133,3 +134,8 @@ def _origin(r: VariantResult, line: int | None) -> str | None:
         return None
     file, number = r.rendered.origin(line)
     return f"{file}:{number}"
+
+
+def file_path(folder: str | None, relpath: str) -> str:
+    """A rendering's path: in the folder it was written to, else its path in any output."""
+    return f"{folder.rstrip('/')}/{relpath}" if folder else relpath

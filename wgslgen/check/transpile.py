@@ -229,7 +229,7 @@ def transpile(
         raise WgslgenError(why)
     exe = find_spirv_val() if spirv_val is True else (spirv_val or None)
 
-    sources = [(f"generated/{r.relpath}", r.source, r.entry_point) for r in chosen]
+    sources = [(r.relpath, r.source, r.entry_point) for r in chosen]
     translations = NagaTranslator(engine).translate_many(sources, targets, on_progress=on_progress)
     results = []
     files: list[tuple[TargetOutcome, str, Path, bytes]] = []  # what to write, once checked

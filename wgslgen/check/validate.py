@@ -14,13 +14,14 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from wgslgen.check import tint_rules
 from wgslgen.check.engines import ENGINES, get_engine
 from wgslgen.check.engines.base import ShaderInput, Verdict
 from wgslgen.check.limits import LimitProfile, check_directives, check_passes
-from wgslgen.check.report import ValidationReport
+from wgslgen.check.report import ValidationReport, file_path
 from wgslgen.check.stage_rules import Finding
 from wgslgen.check.verdicts import Implementation, known_gap, naga_verdict, tint_dawn, tint_static
 from wgslgen.check.wgsl import WgslFacts, analyze, compute_entry_points
@@ -135,7 +136,7 @@ def _prepare(rendered: RenderedVariant, overrides: Mapping[str, float]) -> Varia
 
 
 def _shaders(
-    results: list[VariantResult], engine: str, limits: Mapping[str, int]
+    results: list[VariantResult], engine: str, limits: Mapping[str, int], written_to: str | None
 ) -> list[ShaderInput]:
     """What one engine reads: its family's renderings; a pipeline per compute entry point."""
     family = ENGINE_FAMILY[engine]
@@ -153,7 +154,7 @@ def _shaders(
                     source=r.source,
                     features=r.features,
                     limits=limits,
-                    path=f"generated/{r.relpath}",
+                    path=file_path(written_to, r.relpath),
                     entry_point=entry,
                     constants=res.constants,
                 )
@@ -205,20 +206,23 @@ def validate(
     on_done: Callable[[str], None] | None = None,
     overrides: Mapping[str, float] | None = None,
     unreadable: Sequence[FileProblem] = (),
+    written_to: Path | str | None = None,
 ) -> ValidationReport:
     """Judge every rendering with each engine of its family, Tint's rules and each profile.
 
     ``overrides`` are values for ``override`` declarations (pipeline constants), used by the
     static facts and passed to wgpu and Dawn; ``unreadable`` are files that could not be
-    rendered, each reported with its reason.
+    rendered, each reported with its reason; ``written_to`` is the folder the renderings were
+    written into (diagnostics name the files there), None when they exist only in memory.
     """
+    folder = None if written_to is None else str(written_to)
     engines, missing = resolve_engines(engine_names)
     results = [_prepare(r, overrides or {}) for r in rendered]
     # Engines compile with the first profile's limits; the static check covers the rest.
     limits = dict(profiles[0].limits) if profiles else {}
 
     def run_engine(name: str) -> list[tuple[int, Verdict]]:
-        shaders = _shaders(results, name, limits)
+        shaders = _shaders(results, name, limits, folder)
         verdicts = engines[name].validate(shaders) if shaders else []
         if on_done:
             on_done(name)
@@ -247,4 +251,4 @@ def validate(
     versions = {name: engine.version() for name, engine in engines.items()}
     for engine in engines.values():
         getattr(engine, "close", lambda: None)()
-    return ValidationReport(results, versions, missing, [p.name for p in profiles])
+    return ValidationReport(results, versions, missing, [p.name for p in profiles], folder)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
@@ -133,7 +134,9 @@ def run(args: argparse.Namespace) -> int:
 def validate_after_build(args: argparse.Namespace, plan: Any) -> int:
     """The validation `wgslgen build` runs on what it just rendered: a one-screen summary
     (the full table with ``--verbose``)."""
-    return _validate_and_report(args, plan.rendered, [], summary=not args.verbose)
+    return _validate_and_report(
+        args, plan.rendered, [], summary=not args.verbose, written_to=args.out
+    )
 
 
 def _profile_names(args: argparse.Namespace) -> list[str]:
@@ -160,12 +163,13 @@ def _validate_and_report(
     rendered: Sequence[RenderedVariant],
     problems: list[FileProblem],
     summary: bool = False,
+    written_to: Path | None = None,
 ) -> int:
     profiles = [load_profile(n) for n in _profile_names(args)]
     engines = getattr(args, "engines", None) or None
     overrides = dict(getattr(args, "override", None) or [])
     with progress("validating", 3, enabled=not args.json) as bar:
-        report = validate(rendered, profiles, engines, bar.advance, overrides, problems)
+        report = validate(rendered, profiles, engines, bar.advance, overrides, problems, written_to)
     if args.json:
         emit_json(report.to_dict())
     else:
