@@ -338,3 +338,9 @@ def test_registry() -> None:
     assert get_engine("naga").name == "naga"
     with pytest.raises(WgslgenError, match="unknown engine 'tint'"):
         get_engine("tint")
+
+
+def test_a_wgslgen_naga_that_is_not_a_file_is_named(monkeypatch) -> None:
+    monkeypatch.setenv("WGSLGEN_NAGA", "/nonexistent/naga")
+    why = NagaEngine().availability()
+    assert why == "WGSLGEN_NAGA: '/nonexistent/naga' is not an executable file"

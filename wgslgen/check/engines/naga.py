@@ -76,6 +76,9 @@ class NagaEngine:
                 why = getattr(self, "_missing", "") or "neither `naga` nor `node` is on PATH"
                 why = f"naga not found: {why}; {INSTALL_HINT}"
                 self._availability = (why, "")
+            elif not shutil.which(cmd[0]):
+                origin = "WGSLGEN_NAGA" if os.environ.get("WGSLGEN_NAGA") else "the naga command"
+                self._availability = (f"{origin}: {cmd[0]!r} is not an executable file", "")
             else:
                 done = run_process([*cmd, "--version"], timeout=min(self.timeout, 30.0))
                 out = done.stdout.strip()
