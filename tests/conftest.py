@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from wgslgen.run.harness import Harness
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
@@ -21,3 +25,14 @@ def templates_copy(tmp_path: Path) -> Path:
     dest = tmp_path / "templates"
     shutil.copytree(TEMPLATES, dest, ignore=shutil.ignore_patterns("__pycache__"))
     return dest
+
+
+@contextmanager
+def cpu_harness(timeout: float) -> Iterator[Harness]:
+    """A harness on lavapipe. scripts/setup.sh installs it, so its absence fails the test."""
+    harness = Harness("cpu", timeout=timeout)
+    try:
+        harness.worker.start()
+        yield harness
+    finally:
+        harness.close()

@@ -18,7 +18,7 @@ from wgslgen.run.reference import find_kernel, load_reference, make_case, with_r
 from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.spec.loader import discover, load_kernel
 
-from .conftest import GOOD_KERNELS, SEED, TEMPLATES
+from .conftest import GOOD_KERNELS, SEED, TEMPLATES, cpu_harness
 
 DQ = "attention_bwd_dq"
 TEMPLATE = f"{DQ}.wgsl.j2"
@@ -29,13 +29,8 @@ BUNDLED = [k.name for k in discover([TEMPLATES])]
 @pytest.fixture(scope="module")
 def harness():
     """One worker on the CPU adapter (lavapipe), shared by the tests of this module."""
-    h = Harness("cpu", timeout=60)
-    try:
-        h.worker.start()
-    except WgslgenError as exc:  # pragma: no cover - no lavapipe on this machine
-        pytest.skip(f"no CPU adapter: {exc}")
-    yield h
-    h.close()
+    with cpu_harness(timeout=60) as h:
+        yield h
 
 
 def _run_cli(capsys, *args: str) -> tuple[int, dict]:

@@ -11,24 +11,18 @@ from pathlib import Path
 import pytest
 
 from wgslgen.cli import main
-from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import render
 from wgslgen.run.harness import Harness
 from wgslgen.spec.loader import load_kernel
 
-from .conftest import GOOD_KERNELS
+from .conftest import GOOD_KERNELS, cpu_harness
 
 
 @pytest.fixture(scope="module")
 def harness():
     """One worker on the CPU adapter (lavapipe), with a short deadline."""
-    h = Harness("cpu", timeout=2)
-    try:
-        h.worker.start()
-    except WgslgenError as exc:  # pragma: no cover - no lavapipe on this machine
-        pytest.skip(f"no CPU adapter: {exc}")
-    yield h
-    h.close()
+    with cpu_harness(timeout=2) as h:
+        yield h
 
 
 def _scale(tmp_path: Path, old: str, new: str) -> Path:
