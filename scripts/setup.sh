@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# libegl-mesa0: the OpenGL adapter wgpu falls back to without Vulkan (a test hides Vulkan).
 # chromium: headless WebGPU on SwiftShader for the vendoring tests (its SwiftShader Vulkan ICD
 # also serves npm `webgpu`, Dawn for Node).
-apt_packages=(mesa-vulkan-drivers spirv-tools chromium)
+apt_packages=(mesa-vulkan-drivers libegl-mesa0 spirv-tools chromium)
 command -v node >/dev/null && command -v npm >/dev/null || apt_packages+=(nodejs npm)
 missing=()
 for pkg in "${apt_packages[@]}"; do

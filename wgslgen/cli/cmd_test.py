@@ -15,7 +15,7 @@ from wgslgen.cli.options import (
     add_shape_option,
     one_profile,
 )
-from wgslgen.cli.output import add_common_options, console, emit_json, progress
+from wgslgen.cli.output import add_common_options, console, emit_json, print_adapter, progress
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.run.harness import CaseResult, Harness, Report
@@ -60,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
     chooser = (lambda spec: apply_overrides(spec, overrides)) if overrides else None
     profile = one_profile(args)
     with Harness(args.adapter, args.timeout, args.input_seed) as harness:
-        if not args.json:
-            console.print(f"adapter: {harness.adapter_info['label']}")
+        print_adapter(harness.adapter_info, args.json)
         plan = harness.plan(kernels, args.shape, profile, chooser)
         with progress("testing", len(plan.cases), enabled=not args.json) as bar:
             report = harness.execute(

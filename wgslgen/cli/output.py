@@ -31,6 +31,25 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
 
 
+def print_adapter(info: dict[str, Any], json_mode: bool = False) -> None:
+    """Name the adapter that runs the work, and warn when it is not on Vulkan.
+
+    wgpu falls back to OpenGL without a word when no Vulkan driver loads; its limits,
+    features and timings are then another implementation's, so the user must hear of it.
+    """
+    backend = info.get("key", {}).get("backend", "")
+    if not json_mode:
+        console.print(f"adapter: {info.get('label', '?')}")
+    if backend and backend != "Vulkan":
+        err_console.print(
+            f"warning: running on {backend}, not Vulkan: wgpu found no Vulkan driver for this "
+            "adapter (install mesa-vulkan-drivers or the GPU's Vulkan driver); limits, "
+            "features and timings are those of that backend",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     """A table for people."""
     table = Table(title=title, title_justify="left")
