@@ -33,26 +33,36 @@ def run(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    rows = []
-    for k in kernels:
+    rows, counts = [], [k.variant_count() for k in kernels]
+    for k, n in zip(kernels, counts, strict=True):
         axes = (
             "  ".join(f"{a.name}({a.key})={{{','.join(map(str, a.values))}}}" for a in k.axes)
             or "(plain .wgsl)"
         )
-        rows.append((k.name, source_of(k.folder, project), len(k.variants), axes, k.baseline.name))
+        shown = f"{n.n}" if n.exact else f"<= {n.n}"
+        rows.append((k.name, source_of(k.folder, project), shown, axes, k.baseline.name))
     print_table("kernels", ["kernel", "source", "variants", "axes", "baseline"], rows)
+    for k, n in zip(kernels, counts, strict=True):
+        if not n.exact:  # too many combinations to evaluate every constraint on
+            console.print(f"{k.name}: {n.text()}", markup=False)
     where = f" (project {project.file})" if project.file else ""
-    console.print(f"{sum(r[2] for r in rows)} variants in {len(rows)} kernel(s){where}")
+    total = sum(n.n for n in counts)
+    bound = "" if all(n.exact for n in counts) else "at most "
+    console.print(f"{bound}{total} variants in {len(rows)} kernel(s){where}", markup=False)
     return 0
 
 
 def _kernel_json(k: KernelSpec, source: str) -> dict[str, Any]:
+    count = k.variant_count()
     return {
         "kernel": k.name,
         "source": source,
         "folder": str(k.folder),
         "description": k.description,
-        "variants": len(k.variants),
+        # Counted, not enumerated; an upper bound when a constraint was too costly to count.
+        "variants": count.n,
+        "variants_exact": count.exact,
+        "uncounted_constraints": list(count.uncounted),
         "baseline": k.baseline.name,
         "axes": [
             {"name": a.name, "key": a.key, "values": list(a.values), "baseline": a.baseline}

@@ -23,17 +23,19 @@ from wgslgen.cli.options import (
     ray_address,
     size_in_bytes,
 )
-from wgslgen.cli.output import add_common_options, console, emit_json, progress
+from wgslgen.cli.output import add_common_options, console, emit_json, err_console, progress
 from wgslgen.errors import WgslgenError
-from wgslgen.render.build import apply_overrides, parse_overrides
+from wgslgen.render.build import parse_overrides
 from wgslgen.spec.kernel import format_shape
 from wgslgen.spec.loader import discover, select
+from wgslgen.spec.space import overridden
 from wgslgen.tune.db import ResultsDB, check_writable, read_selection
 from wgslgen.tune.runner import ShapeReport, Totals, TuneOptions, TuneSession
 from wgslgen.tune.search import STRATEGIES, Budget
 from wgslgen.tune.selection import ShapePlan, update_selection
 
 DEFAULT_SELECTION = Path("tuning/selection.json")
+WARN_EXHAUSTIVE = 2_000  # variants: as many renderings as `build` warns about
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -218,11 +220,28 @@ def _plans(session: TuneSession, kernels: list, overrides: Any, shapes: Any) -> 
     """Every (kernel, shape) the session will tune, planned for its device."""
     plans = []
     for spec in kernels:
-        variants = apply_overrides(spec, overrides) if overrides else None
+        # A space, not a list: a large one is counted and drawn from, never enumerated.
+        space = overridden(spec, overrides) if overrides else spec.space
+        if space.count.exact and space.count.n == 0 and overrides:
+            raise WgslgenError(
+                f"kernel {spec.name}: no variant satisfies the constraints with "
+                + ", ".join(f"{k}={'|'.join(v)}" for k, v in overrides.items())
+            )
         todo = shapes or list(spec.tune_shapes)
         if not todo:
             raise WgslgenError(f"kernel {spec.name} has no [tune].shapes; pass --shape K=V,...")
-        plans += [session.plan(spec, s, variants) for s in todo]
+        opts = session.options
+        if (
+            opts.strategy == "exhaustive"
+            and opts.budget.unlimited
+            and space.count.n > WARN_EXHAUSTIVE
+        ):
+            err_console.print(
+                f"warning: exhaustive search renders and measures all {space.count.text()} "
+                f"variants of {spec.name} per shape; --budget or --time samples them",
+                markup=False,
+            )
+        plans += [session.plan(spec, s, space) for s in todo]
     return plans
 
 
@@ -266,15 +285,7 @@ def _speedup(x: float | None) -> str:
 
 def _print_shape(report: ShapeReport, top: int) -> None:
     plan, d = report.plan, report.decision
-    fits = sum(1 for _, why in plan.excluded if why.startswith("does not fit"))
-    excluded = (
-        f"; excluded: {fits} outside the profile, {len(plan.excluded) - fits} by preconditions"
-    )
-    console.print(
-        f"\n[bold]{plan.spec.name}[/] @ {format_shape(plan.shape)}: {plan.strategy} search, "
-        f"{len(plan.eligible)} candidate(s)" + (excluded if plan.excluded else ""),
-        markup=True,
-    )
+    console.print(_shape_header(plan), markup=True)
     rows, shown = report.rows(), []
     prefix = f"{plan.spec.name}__"
     for i, r in enumerate(rows):
@@ -321,6 +332,25 @@ def _print_shape(report: ShapeReport, top: int) -> None:
         console.print(f"[yellow]note:[/] {escape(note)}", markup=True)
 
 
+def _shape_header(plan: ShapePlan) -> str:
+    """The kernel, shape, search and how many candidates it had (or drew, lazily)."""
+    fits = sum(1 for _, why in plan.excluded if why.startswith("does not fit"))
+    excluded = (
+        f"; excluded: {fits} outside the profile, {len(plan.excluded) - fits} by preconditions"
+    )
+    pool = getattr(plan, "pool", None)
+    found = (
+        f"{len(plan.eligible)} candidate(s) among {pool.drawn:,} drawn from "
+        f"{plan.count.text()} variants"
+        if pool is not None
+        else f"{len(plan.eligible)} candidate(s)"
+    )
+    return (
+        f"\n[bold]{plan.spec.name}[/] @ {escape(format_shape(plan.shape))}: {plan.strategy} "
+        f"search, {escape(found)}" + (excluded if plan.excluded else "")
+    )
+
+
 def _print_summary(args: Any, reports: list[ShapeReport], t: Totals, wall: float, n: int) -> None:
     timed = t.timed_ns + t.head_to_head_ns
     overhead = f", overhead {wall / (timed * 1e-9):.1f}x" if timed else ""
@@ -344,9 +374,19 @@ def _json(args: Any, reports: list[ShapeReport], t: Totals, device: dict, wall: 
         "profile": one_profile(args),
         "db": str(args.db),
         "selection": str(args.selection),
-        "shapes": [r.to_dict() for r in reports],
+        "shapes": [{**r.to_dict(), "space": _space(r.plan)} for r in reports],
         "totals": {"measured": t.measured, "reused": t.reused, "failed": t.failed,
                    "timed_s": t.timed_ns * 1e-9, "head_to_head_s": t.head_to_head_ns * 1e-9,
                    "wall_s": wall},
         "skipped_lines": [{"line": n, "problem": why} for n, why in problems],
     }  # fmt: skip
+
+
+def _space(plan: ShapePlan) -> dict[str, Any]:
+    """How the shape's variants were found: rendered up front, or drawn lazily."""
+    pool = getattr(plan, "pool", None)
+    if pool is None:
+        n = len(plan.eligible) + len(plan.excluded)
+        return {"variants": n, "exact": True, "lazy": False, "drawn": n}
+    return {"variants": plan.count.n, "exact": plan.count.exact, "lazy": True,
+            "drawn": pool.drawn}  # fmt: skip

@@ -13,11 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wgslgen.errors import WgslgenError
 from wgslgen.spec.expressions import Expression
 from wgslgen.spec.interface import ENCODINGS, Binding, Interface, UniformLayout
+
+if TYPE_CHECKING:
+    from wgslgen.spec.space import SpaceCount, VariantSpace
 
 # kernel.toml is validated by the models in spec/schema.py; loader.py builds these objects.
 
@@ -122,16 +125,25 @@ class KernelSpec:
 
     @cached_property
     def variants(self) -> tuple[Variant, ...]:
-        """Every combination of axis values that satisfies the constraints, in a stable order."""
-        combos = itertools.product(*(a.values for a in self.axes))
-        out = []
-        for combo in combos:
-            params = dict(zip(self.axis_names, combo, strict=True))
-            if all(c(params) for c in self.constraints):
-                out.append(Variant(self, tuple(params.items())))
+        """Every combination of axis values that satisfies the constraints, in a stable order.
+
+        This builds every variant: for a large space, count, index or sample ``space``.
+        """
+        out = tuple(self.space)
         if not out:
             raise WgslgenError(self._why_empty())
-        return tuple(out)
+        return out
+
+    @cached_property
+    def space(self) -> VariantSpace:
+        """The space numbered without enumerating it (count, index, draw one variant)."""
+        from wgslgen.spec.space import full_space
+
+        return full_space(self)
+
+    def variant_count(self) -> SpaceCount:
+        """How many variants the constraints leave, counted without building them."""
+        return self.space.count
 
     @property
     def baseline(self) -> Variant:

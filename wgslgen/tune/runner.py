@@ -13,6 +13,7 @@ Candidates come in waves (wave_size); tune/fleet.py measures a wave on a Ray clu
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -25,7 +26,8 @@ from wgslgen.run.device import DeviceKey
 from wgslgen.run.harness import Harness, Status
 from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
-from wgslgen.tune import search
+from wgslgen.spec.space import VariantSpace
+from wgslgen.tune import planning, search
 from wgslgen.tune.bench import Measurement
 from wgslgen.tune.db import (
     Record,
@@ -112,39 +114,18 @@ class TuneSession:
         return self._candidates[key]
 
     def plan(
-        self, spec: KernelSpec, shape: Mapping[str, int], variants: Sequence[Variant] | None = None
+        self,
+        spec: KernelSpec,
+        shape: Mapping[str, int],
+        variants: Sequence[Variant] | VariantSpace | None = None,
     ) -> ShapePlan:
-        """The candidates at ``shape``: fitting the profile and the shape's preconditions."""
-        if spec.problem is None:
-            raise WgslgenError(f"kernel {spec.name} declares no [problem]; it cannot be tuned")
-        if set(shape) != set(spec.problem.sizes):
-            raise WgslgenError(
-                f"kernel {spec.name}: shape {format_shape(shape)} must set exactly "
-                f"{', '.join(spec.problem.sizes)}"
-            )
-        eligible, excluded = [], []
-        for variant in variants if variants is not None else spec.variants:
-            c = self.candidate(variant)
-            why = precondition(variant, shape)
-            if c.misfits:
-                excluded.append(
-                    (c.name, f"does not fit {self.options.profile}: " + "; ".join(c.misfits))
-                )
-            elif why:
-                excluded.append((c.name, why))
-            else:
-                eligible.append(c)
-        baseline = self.candidate(spec.baseline)
-        # Baseline first: exhaustive search and every budget then start with the reference.
-        eligible.sort(key=lambda c: c.name != baseline.name)
-        strategy, budget = search.resolve(self.options.strategy, len(eligible), self.options.budget)
-        return ShapePlan(spec, dict(shape), eligible, excluded, baseline, strategy, budget)
+        """The candidates at ``shape`` (fitting the profile and the shape's preconditions),
+        rendered up front or, for a large sampled space, drawn lazily (tune/planning.py)."""
+        return planning.plan_shape(self, spec, shape, variants)
 
     def run(self, plan: ShapePlan) -> ShapeReport:
         """Search, fill in the baseline and a portable variant, then decide."""
         report = ShapeReport(plan)
-        if not plan.eligible:
-            report.notes.append(f"no variant fits profile {self.options.profile} at this shape")
         tried: dict[str, Outcome] = {}
 
         def obtain(cands: Sequence[Candidate], eligible: bool = True) -> list[Outcome]:
@@ -154,36 +135,49 @@ class TuneSession:
                 report.outcomes.append(out)
             return [tried[c.name] for c in cands]
 
-        self._search(plan, obtain)
+        note = self._search(plan, obtain)
+        if not plan.eligible:  # a lazy plan knows only after drawing
+            drawn = " drawn" if getattr(plan, "pool", None) else ""
+            report.notes.append(
+                f"no variant{drawn} fits profile {self.options.profile} at this shape"
+            )
+        report.notes += [note] if note else []
         self._baseline(plan, report, lambda c, eligible: obtain([c], eligible)[0])
         if plan.eligible and not any(o.status == "ok" and o.portable for o in tried.values()):
             # The selection names a portable default: measure portable variants until one passes.
-            todo = [c for c in plan.eligible if c.portable and c.name not in tried]
-            while todo:
-                wave, todo = todo[: self.wave_size(plan)], todo[self.wave_size(plan) :]
+            todo = planning.portable_todo(plan, tried, self.options.seed)
+            while wave := list(itertools.islice(todo, self.wave_size(plan))):
                 if any(o.status == "ok" for o in obtain(wave)):
                     break
         report.decision = self._decide(plan, report)
         return report
 
-    def _search(self, plan: ShapePlan, obtain: Callable[..., list[Outcome]]) -> None:
-        """Ask the strategy for a wave of wave_size() candidates, tell it each median."""
-        strategy = search.make(
-            plan.strategy, [c.rendered.params for c in plan.eligible], self.options.seed
-        )
-        started, proposed = time.perf_counter(), 0
-        while plan.eligible and not plan.budget.exhausted(proposed, started):
-            wave: list[int] = []
+    def _search(self, plan: ShapePlan, obtain: Callable[..., list[Outcome]]) -> str | None:
+        """Ask the strategy for a wave of wave_size() candidates, tell it each median; a lazy
+        plan's proposals that are not candidates are told as failures (None: see the note)."""
+        pool = getattr(plan, "pool", None)
+        points = pool if pool is not None else [c.rendered.params for c in plan.eligible]
+        strategy = search.make(plan.strategy, points, self.options.seed)
+        pick = pool.candidate if pool is not None else plan.eligible.__getitem__
+        started, proposed, misses = time.perf_counter(), 0, 0
+        while (pool or plan.eligible) and not plan.budget.exhausted(proposed, started):
+            wave: list[tuple[int, Candidate]] = []
             while len(wave) < self.wave_size(plan) and not plan.budget.exhausted(proposed, started):
                 i = strategy.ask()
                 if i is None:
                     break
-                proposed += 1
-                wave.append(i)
+                if (c := pick(i)) is None:
+                    strategy.tell(i, None)
+                    if (misses := misses + 1) >= planning.MAX_MISSES:
+                        return f"search stopped: {misses} draws in a row found no candidate"
+                    continue
+                misses, proposed = 0, proposed + 1
+                wave.append((i, c))
             if not wave:
                 break
-            for i, out in zip(wave, obtain([plan.eligible[i] for i in wave]), strict=True):
+            for (i, _), out in zip(wave, obtain([c for _, c in wave]), strict=True):
                 strategy.tell(i, out.measurement.median_ns if out.status == "ok" else None)
+        return None
 
     def wave_size(self, plan: ShapePlan) -> int:
         """How many candidates to propose before hearing back: one here, where they run one
@@ -383,13 +377,14 @@ class TuneSession:
 
 
 def tune(
-    kernels: Iterable[tuple[KernelSpec, Sequence[Variant] | None]],
+    kernels: Iterable[tuple[KernelSpec, Sequence[Variant] | VariantSpace | None]],
     shapes: Sequence[Mapping[str, int]] | None,
     options: TuneOptions,
     db_path: Path | str,
     on_step: Callable[[str], None] | None = None,
 ) -> tuple[list[ShapeReport], Totals]:
-    """Tune each (kernel, variants or None for all) at ``shapes`` (default: its [tune] shapes)."""
+    """Tune each (kernel, variants, a space or None for all) at ``shapes`` (default: its
+    [tune] shapes)."""
     reports = []
     with TuneSession(options, ResultsDB(db_path), on_step) as session:
         for spec, variants in kernels:

@@ -1,10 +1,11 @@
 """Search strategies over a kernel's space: which variant to measure next.
 
-A strategy sees only candidates that already satisfy the constraints, the shape's
-preconditions and the limit profile (tune.py filters them), each as a dict of axis values.
-The driver asks for the next candidate's index, measures it (or finds it in the database) and
-tells the strategy the median time, or None when the variant failed. Budgets are the
-driver's business: a strategy just proposes until it has nothing left.
+A strategy proposes indices into ``Points``: the candidates of a small space, rendered and
+filtered (constraints, the shape's preconditions, the limit profile) before the search, or
+the whole axis product of a large one (tune/planning.py), where the driver checks only what
+is proposed. The driver measures a proposal (or finds it in the database) and tells the
+strategy the median time, or None when the variant failed or is not a candidate. Budgets are
+the driver's business: a strategy just proposes until it has nothing left.
 """
 
 from __future__ import annotations
@@ -81,33 +82,57 @@ class Exhaustive:
 
 
 class RandomSearch:
-    """Candidates in a seeded random order: the same seed proposes the same sequence."""
+    """Candidates in a seeded random order: the same seed proposes the same sequence.
+
+    The order is a Fisher-Yates shuffle done one step per ask (the swaps kept in a dict), so
+    drawing a few of a million candidates costs a few steps, not a million-item list.
+    """
 
     name = "random"
 
     def __init__(self, n: int, seed: int) -> None:
-        self._order = list(range(n))
-        random.Random(seed).shuffle(self._order)
+        self._n, self._next = n, 0
+        self._swapped: dict[int, int] = {}
+        self._rng = random.Random(seed)
 
     def ask(self) -> int | None:
         """The next candidate of the shuffled order."""
-        return self._order.pop(0) if self._order else None
+        i = self._next
+        if i >= self._n:
+            return None
+        j = self._rng.randrange(i, self._n)
+        picked = self._swapped.get(j, j)
+        self._swapped[j] = self._swapped.pop(i, i)
+        self._next += 1
+        return picked
 
     def tell(self, index: int, median_ns: float | None) -> None:
         """Random search learns nothing."""
 
 
-class TPESearch:
-    """Tree-structured Parzen estimator over the axes (optuna), for large spaces."""
+class Points(Protocol):
+    """The candidates as axis values: a list of them, or a whole space drawn lazily."""
 
-    name = "tpe"
+    def __len__(self) -> int: ...
 
-    def __init__(self, points: Sequence[Mapping[str, Any]], seed: int) -> None:
-        optuna = import_optuna()
-        from optuna.distributions import CategoricalDistribution
+    @property
+    def axes(self) -> Mapping[str, Sequence[Any]]:
+        """The values each axis may take."""
+        ...
 
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
-        self._optuna = optuna
+    def index(self, params: Mapping[str, Any]) -> int | None:
+        """The candidate with these axis values, or None when there is none."""
+        ...
+
+    def params(self, index: int) -> dict[str, Any]:
+        """The axis values of candidate ``index``."""
+        ...
+
+
+class PointList:
+    """Points given one by one (the candidates of a planned shape)."""
+
+    def __init__(self, points: Sequence[Mapping[str, Any]]) -> None:
         self._points = [dict(p) for p in points]
         self._index = {_point_key(p): i for i, p in enumerate(self._points)}
         axes: dict[str, list[Any]] = {}
@@ -116,30 +141,57 @@ class TPESearch:
                 axes.setdefault(k, [])
                 if v not in axes[k]:
                     axes[k].append(v)
-        self._dists = {k: CategoricalDistribution(vs) for k, vs in axes.items()}
+        self.axes = axes
+
+    def __len__(self) -> int:
+        return len(self._points)
+
+    def index(self, params: Mapping[str, Any]) -> int | None:
+        """The position of these axis values in the list."""
+        return self._index.get(_point_key(params))
+
+    def params(self, index: int) -> dict[str, Any]:
+        """The axis values at ``index``."""
+        return self._points[index]
+
+
+class TPESearch:
+    """Tree-structured Parzen estimator over the axes (optuna), for large spaces.
+
+    It suggests axis values, not indices: a suggestion outside the candidates (a constraint,
+    a precondition or the profile excludes it) is told as a failed trial.
+    """
+
+    name = "tpe"
+
+    def __init__(self, points: Points, seed: int) -> None:
+        optuna = import_optuna()
+        from optuna.distributions import CategoricalDistribution
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self._optuna = optuna
+        self._points = points
+        self._dists = {k: CategoricalDistribution(list(vs)) for k, vs in points.axes.items()}
         self._study = optuna.create_study(
             direction="minimize",
             sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(8, len(points))),
         )
-        self._rng = random.Random(seed)
+        self._fallback = RandomSearch(len(points), seed)
         self._told: dict[int, float | None] = {}
         self._pending: dict[int, Any] = {}
 
     def ask(self) -> int | None:
         """TPE's next suggestion among the unmeasured candidates."""
-        left = [
-            i for i in range(len(self._points)) if i not in self._told and i not in self._pending
-        ]
-        if not left:
+        if len(self._told) + len(self._pending) >= len(self._points):
             return None
         from optuna.trial import TrialState
 
         for _ in range(_TPE_MAX_MISSES):
             trial = self._study.ask(self._dists)
-            i = self._index.get(_point_key(trial.params))
+            i = self._points.index(trial.params)
             if i is None:
-                # Outside the candidate set (a constraint or the profile excludes it): TPE
-                # learns nothing from a failed trial, so misses end in a random pick below.
+                # Outside the candidate set: TPE learns nothing from a failed trial, so
+                # misses end in a random pick below.
                 self._study.tell(trial, state=TrialState.FAIL)
             elif i in self._told:
                 # A repeat: give TPE the known answer so it moves on.
@@ -153,9 +205,11 @@ class TPESearch:
             else:
                 self._pending[i] = trial
                 return i
-        i = self._rng.choice(left)
-        self._pending[i] = None  # no trial: tell() adds a finished one with its params
-        return i
+        while (i := self._fallback.ask()) is not None:  # each index comes up once
+            if i not in self._told and i not in self._pending:
+                self._pending[i] = None  # no trial: tell() adds a finished one with its params
+                return i
+        return None
 
     def tell(self, index: int, median_ns: float | None) -> None:
         """Report the median (or failure) of a proposed candidate to the model."""
@@ -168,7 +222,9 @@ class TPESearch:
             if median_ns is not None:
                 self._study.add_trial(
                     self._optuna.trial.create_trial(
-                        params=self._points[index], distributions=self._dists, value=median_ns
+                        params=self._points.params(index),
+                        distributions=self._dists,
+                        value=median_ns,
                     )
                 )
             return
@@ -221,8 +277,11 @@ def resolve(name: str, n_candidates: int, budget: Budget) -> tuple[str, Budget]:
     return name, budget
 
 
-def make(name: str, points: Sequence[Mapping[str, Any]], seed: int = 0) -> Strategy:
-    """A fresh strategy called ``name`` (not "auto": resolve() it first) over ``points``."""
+def make(name: str, points: Sequence[Mapping[str, Any]] | Points, seed: int = 0) -> Strategy:
+    """A fresh strategy called ``name`` (not "auto": resolve() it first) over ``points`` (a
+    list of axis values, or a ``Points`` such as a whole space drawn lazily)."""
+    if isinstance(points, Sequence):
+        points = PointList(points)
     if name == "exhaustive":
         return Exhaustive(len(points))
     if name == "random":
