@@ -314,7 +314,7 @@ class FleetSession(TuneSession):
         candidate at once, queued on the nodes."""
         if plan.strategy == "tpe" or plan.budget.seconds is not None:
             return max(1, self.fleet.free_slots(self.group))
-        return max(1, len(plan.eligible))
+        return max(1, plan.steps - 2)
 
     def _measure_many(self, cands: Sequence[Candidate], shape: Mapping[str, int]
                       ) -> Iterator[Measured]:  # fmt: skip
