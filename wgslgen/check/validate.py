@@ -9,6 +9,7 @@ verdict per profile.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wgslgen.check import tint_rules
+from wgslgen.check import tint_rules, verdict_cache
 from wgslgen.check.engines import ENGINES, get_engine
 from wgslgen.check.engines.base import ShaderInput, Verdict
 from wgslgen.check.limits import LimitProfile, check_directives, check_passes
@@ -199,6 +200,22 @@ def _static_findings(sources: list[str | None]) -> list[list[Finding]]:
     return tint_rules.check_many(sources)
 
 
+def _judge_with(
+    engines: Mapping[str, Any],
+    name: str,
+    shaders: list[ShaderInput],
+    store: verdict_cache.VerdictCache,
+) -> list[Verdict]:
+    """One engine's verdicts: remembered ones, the others compiled (each distinct one once)."""
+    engine = engines[name]
+    if name == "naga" and len(engines) > 1:
+        # On few cores, one naga process beside the other engines costs less than several.
+        cores = len(os.sched_getaffinity(0))
+        engine.jobs = max(1, min(engine.jobs, cores // len(engines)))
+    identity = getattr(engine, "identity", lambda: None)()
+    return store.judge(identity, name, shaders, engine.validate) if shaders else []
+
+
 def validate(
     rendered: Sequence[RenderedVariant],
     profiles: Sequence[LimitProfile],
@@ -207,23 +224,27 @@ def validate(
     overrides: Mapping[str, float] | None = None,
     unreadable: Sequence[FileProblem] = (),
     written_to: Path | str | None = None,
+    remember: bool | None = None,
 ) -> ValidationReport:
     """Judge every rendering with each engine of its family, Tint's rules and each profile.
 
     ``overrides`` are values for ``override`` declarations (pipeline constants), used by the
     static facts and passed to wgpu and Dawn; ``unreadable`` are files that could not be
     rendered, each reported with its reason; ``written_to`` is the folder the renderings were
-    written into (diagnostics name the files there), None when they exist only in memory.
+    written into (diagnostics name the files there), None when they exist only in memory;
+    ``remember`` keeps verdicts across runs (None: unless WGSLGEN_NO_CACHE is set), each
+    distinct shader being compiled once per run in any case.
     """
     folder = None if written_to is None else str(written_to)
     engines, missing = resolve_engines(engine_names)
     results = [_prepare(r, overrides or {}) for r in rendered]
     # Engines compile with the first profile's limits; the static check covers the rest.
     limits = dict(profiles[0].limits) if profiles else {}
+    store = verdict_cache.open_cache(remember)
 
     def run_engine(name: str) -> list[tuple[int, Verdict]]:
         shaders = _shaders(results, name, limits, folder)
-        verdicts = engines[name].validate(shaders) if shaders else []
+        verdicts = _judge_with(engines, name, shaders, store)
         if on_done:
             on_done(name)
         return [(int(v.id.split(":")[0]), v) for v in verdicts]
@@ -248,6 +269,7 @@ def validate(
     results += [
         VariantResult(None, p.kernel, p.kernel, p.file, problems=[p.reason]) for p in unreadable
     ]
+    store.close()
     versions = {name: engine.version() for name, engine in engines.items()}
     for engine in engines.values():
         getattr(engine, "close", lambda: None)()

@@ -89,6 +89,12 @@ def add_validation_options(p: argparse.ArgumentParser) -> None:
         help="value of a WGSL `override` (a pipeline constant): used for workgroup sizes and "
         "array sizes and passed to wgpu and Dawn (repeatable)",
     )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile every shader again instead of reusing verdicts remembered from earlier "
+        "runs (also WGSLGEN_NO_CACHE=1)",
+    )
 
 
 def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[FileProblem]]:
@@ -169,7 +175,16 @@ def _validate_and_report(
     engines = getattr(args, "engines", None) or None
     overrides = dict(getattr(args, "override", None) or [])
     with progress("validating", 3, enabled=not args.json) as bar:
-        report = validate(rendered, profiles, engines, bar.advance, overrides, problems, written_to)
+        report = validate(
+            rendered,
+            profiles,
+            engines,
+            bar.advance,
+            overrides,
+            problems,
+            written_to,
+            remember=False if getattr(args, "no_cache", False) else None,
+        )
     if args.json:
         emit_json(report.to_dict())
     else:

@@ -95,6 +95,23 @@ class _Worker:
 _LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
 
 
+def _send_all(worker: _Worker, shaders: Sequence[ShaderInput]) -> None:
+    """Write one request per shader; stops quietly when the worker is gone."""
+    for shader in shaders:
+        request = {
+            "id": shader.id,
+            "source": shader.source,
+            "features": sorted(shader.features),
+            "limits": dict(shader.limits),
+            "entry_point": shader.entry_point,
+            "constants": dict(shader.constants),
+        }
+        try:
+            worker.send(request)
+        except (OSError, ValueError):  # broken pipe, or closed after a hang or crash
+            return
+
+
 @atexit.register
 def _close_all() -> None:
     # Before interpreter finalization, while the reader threads can still run to EOF.
@@ -149,48 +166,53 @@ class DawnEngine:
         except (RuntimeError, OSError):
             return "unavailable"
 
+    def identity(self) -> str:
+        """Which Dawn build answers, and the worker's command (verdicts are remembered by it)."""
+        return f"{self.version()} | {' '.join(self.argv)}"
+
     def validate(self, shaders: list[ShaderInput]) -> list[Verdict]:
-        """One verdict per shader; a hang or crash fails that shader and the worker restarts."""
+        """One verdict per shader; a hang or crash fails that shader and the worker restarts.
+
+        Requests are written by a thread of their own while the replies are read here, so
+        the worker never waits for this process between shaders; each shader still has
+        ``timeout`` seconds from the previous reply (the worker answers in order).
+        """
         out: list[Verdict] = []
-        for k, shader in enumerate(shaders):
+        while len(out) < len(shaders):
+            rest = shaders[len(out) :]
             try:
                 worker = self._ensure()
             except (RuntimeError, OSError) as e:
-                return out + engine_failure(self.name, shaders[k:], f"cannot start worker: {e}")
-            request = {
-                "id": shader.id,
-                "source": shader.source,
-                "features": sorted(shader.features),
-                "limits": dict(shader.limits),
-                "entry_point": shader.entry_point,
-                "constants": dict(shader.constants),
-            }
-            try:
-                worker.send(request)
-                answer = worker.reply(self.timeout)
-            except queue.Empty:
-                why, stderr = f"timed out after {self.timeout:g} s", worker.stderr_tail()
-                self.close()
-                out += engine_failure(self.name, [shader], why, stderr)
-                continue
-            except (OSError, ValueError):  # broken pipe, garbled reply
-                answer = None
-            if answer is None:
-                why, stderr = worker.death(), worker.stderr_tail()
-                self.close()
-                out += engine_failure(self.name, [shader], why, stderr)
-            elif answer.get("ok"):
-                out.append(Verdict(shader.id, self.name, True))
-            else:
-                out.append(
-                    failure(
-                        self.name,
-                        shader.id,
-                        answer.get("message", ""),
-                        answer.get("diagnostic", ""),
-                    )
-                )
+                return out + engine_failure(self.name, rest, f"cannot start worker: {e}")
+            writer = threading.Thread(target=_send_all, args=(worker, rest), daemon=True)
+            writer.start()
+            for shader in rest:
+                verdict = self._answer(worker, shader)
+                out.append(verdict)
+                if self._worker is None:  # it hung or died: the rest go to a new worker
+                    break
+            writer.join(timeout=self.timeout)
         return out
+
+    def _answer(self, worker: _Worker, shader: ShaderInput) -> Verdict:
+        """The worker's next reply as the verdict of ``shader``."""
+        try:
+            answer = worker.reply(self.timeout)
+        except queue.Empty:
+            why, stderr = f"timed out after {self.timeout:g} s", worker.stderr_tail()
+            self.close()
+            return engine_failure(self.name, [shader], why, stderr)[0]
+        except ValueError:  # a garbled reply
+            answer = None
+        if answer is None or answer.get("id") != shader.id:
+            why, stderr = worker.death(), worker.stderr_tail()
+            self.close()
+            return engine_failure(self.name, [shader], why, stderr)[0]
+        if answer.get("ok"):
+            return Verdict(shader.id, self.name, True)
+        return failure(
+            self.name, shader.id, answer.get("message", ""), answer.get("diagnostic", "")
+        )
 
     def close(self) -> None:
         """Stop the worker (a later validate() starts a new one)."""

@@ -37,6 +37,9 @@ class _Validator:
         if self.adapter is None:
             raise RuntimeError("Dawn offers no adapter (Null backend)")
         self.devices: dict[Any, Any] = {}
+        # The last module made, for the next entry point of the same text (a module is
+        # judged by its text; requests for one file's entry points come one after another).
+        self.last_module: tuple[Any, str, Any] | None = None
 
     def version(self) -> str:
         from wgpudawn.backends import dawn
@@ -76,7 +79,12 @@ class _Validator:
             answer.update(message=why.split("\n")[0], diagnostic=why)
             return answer
         try:
-            module = device.create_shader_module(code=req["source"])
+            last = self.last_module
+            if last is not None and last[0] is device and last[1] == req["source"]:
+                module = last[2]
+            else:
+                module = device.create_shader_module(code=req["source"])
+                self.last_module = (device, req["source"], module)
             compute: dict[str, Any] = {"module": module}
             if req.get("entry_point"):
                 compute["entry_point"] = req["entry_point"]
@@ -85,9 +93,11 @@ class _Validator:
             device.create_compute_pipeline(layout="auto", compute=compute)
             answer["ok"] = True
         except self.wgpu.GPUValidationError as e:
+            self.last_module = None  # only a module that made a pipeline is reused
             answer.update(message=dawn_message(str(e)), diagnostic=str(e))
         except Exception as e:
             # A device that failed unexpectedly is dropped; the next request gets a fresh one.
+            self.last_module = None
             self.devices = {k: d for k, d in self.devices.items() if d is not device}
             answer.update(
                 message=f"dawn engine failure: {type(e).__name__}: {e}", diagnostic=str(e)

@@ -101,6 +101,10 @@ class NagaEngine:
             return "unavailable"
         return f"naga-cli {version}" if version[:1].isdigit() else version
 
+    def identity(self) -> str:
+        """Which naga build answers, and how it is run (verdicts are remembered by it)."""
+        return f"{self.version()} | {shlex.join(self.command() or [])}"
+
     def validate(self, shaders: list[ShaderInput]) -> list[Verdict]:
         """One verdict per shader; a crashed or hung batch fails all of its shaders."""
         if not shaders:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from wgslgen.check.engines.base import ShaderInput, Verdict, failure
@@ -34,9 +37,11 @@ class WgpuEngine:
 
     name = "wgpu"
 
-    def __init__(self, adapter: str | None = None) -> None:
-        """``adapter`` is a selector for wgslgen.device.choose_adapter (None: auto)."""
+    def __init__(self, adapter: str | None = None, threads: int | None = None) -> None:
+        """``adapter`` is a selector for wgslgen.device.choose_adapter (None: auto);
+        ``threads`` make pipelines at once (default: one per core, at most 4)."""
         self.selector = adapter
+        self.threads = threads or min(4, len(os.sched_getaffinity(0)))
         self._adapter: Any = None
         self._devices: dict[tuple[frozenset[str], tuple[tuple[str, int], ...]], Any] = {}
 
@@ -71,6 +76,12 @@ class WgpuEngine:
             f"on {describe_adapter(self._get_adapter())}"
         )
 
+    def identity(self) -> str:
+        """wgpu's versions and the adapter's driver (verdicts are remembered by them)."""
+        from wgslgen.run.device import device_key
+
+        return f"{self.version()} | {device_key(self._get_adapter()).digest()}"
+
     def device(self, features: Iterable[str], limits: Mapping[str, int]) -> Any:
         """A cached device with exactly ``features`` and ``limits`` (clamped to the adapter)."""
         from wgslgen.run.device import create_device
@@ -82,31 +93,54 @@ class WgpuEngine:
         return self._devices[key]
 
     def validate(self, shaders: list[ShaderInput]) -> list[Verdict]:
-        """One verdict per shader, each compiled on a device with only its declared features."""
+        """One verdict per shader, each compiled on a device with only its declared features.
+
+        Pipelines are made on a few threads (wgpu-native's calls release the GIL and the
+        driver's compile is most of the time), and a module whose text, features and limits
+        were seen already is reused for its other entry points: the verdicts are the ones a
+        fresh module per shader gives, since a module is judged by its text alone.
+        """
+        modules: dict[tuple[int, str], Any] = {}
+        lock = threading.Lock()
+
+        def one(shader: ShaderInput) -> Verdict:
+            return self._one(shader, modules, lock)
+
+        threads = min(self.threads, len(shaders))
+        if threads <= 1:
+            return [one(s) for s in shaders]
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            return list(pool.map(one, shaders))
+
+    def _one(self, shader: ShaderInput, modules: dict, lock: threading.Lock) -> Verdict:
         import wgpu
 
-        out = []
-        for shader in shaders:
-            try:
+        try:
+            with lock:
                 device = self.device(shader.features, shader.limits)
-            except WgslgenError as e:  # e.g. the adapter lacks a feature the shader declares
-                out.append(failure(self.name, shader.id, str(e).split("\n")[0], str(e)))
-                continue
-            try:
+        except WgslgenError as e:  # e.g. the adapter lacks a feature the shader declares
+            return failure(self.name, shader.id, str(e).split("\n")[0], str(e))
+        try:
+            seen = modules.get((id(device), shader.source))
+            if seen is not None and seen[0] is device:  # not a dropped device's id reused
+                module = seen[1]
+            else:
                 module = device.create_shader_module(code=shader.source)
-                compute: dict[str, Any] = {"module": module}
-                if shader.entry_point:
-                    compute["entry_point"] = shader.entry_point
-                if shader.constants:
-                    compute["constants"] = dict(shader.constants)
-                device.create_compute_pipeline(layout="auto", compute=compute)
-                out.append(Verdict(shader.id, self.name, True))
-            except wgpu.GPUValidationError as e:
-                text = str(e)
-                out.append(failure(self.name, shader.id, wgpu_message(text), text))
-            except Exception as e:  # device lost, out of memory, internal errors
-                # Never reuse a device that failed in an unexpected way for the next shader.
+                modules[(id(device), shader.source)] = (device, module)
+            compute: dict[str, Any] = {"module": module}
+            if shader.entry_point:
+                compute["entry_point"] = shader.entry_point
+            if shader.constants:
+                compute["constants"] = dict(shader.constants)
+            device.create_compute_pipeline(layout="auto", compute=compute)
+            return Verdict(shader.id, self.name, True)
+        except wgpu.GPUValidationError as e:
+            modules.pop((id(device), shader.source), None)  # reused only once it made a pipeline
+            text = str(e)
+            return failure(self.name, shader.id, wgpu_message(text), text)
+        except Exception as e:  # device lost, out of memory, internal errors
+            # Never reuse a device that failed in an unexpected way for the next shader.
+            with lock:
                 self._devices = {k: d for k, d in self._devices.items() if d is not device}
-                why = f"wgpu engine failure: {type(e).__name__}: {e}".split("\n")[0]
-                out.append(failure(self.name, shader.id, why, str(e)))
-        return out
+            why = f"wgpu engine failure: {type(e).__name__}: {e}".split("\n")[0]
+            return failure(self.name, shader.id, why, str(e))
