@@ -48,11 +48,16 @@ def reference(inputs, shape):
 """
 
 
-def write_kernel(root: Path, constraints: list[str], values: int = 10) -> Path:
-    """A kernel `big` of six axes of ``values`` values (workgroup_size, a..e) under ``root``."""
+def write_kernel(
+    root: Path, constraints: list[str], values: int = 10, sizes: list[int] | None = None,
+    baseline: int = 64,
+) -> Path:  # fmt: skip
+    """A kernel `big` of six axes of ``values`` values (workgroup_size: ``sizes``, default
+    16, 32, ...; a..e: 0, 1, ...) under ``root``."""
     folder = root / "big"
     folder.mkdir(parents=True)
-    axes = [("workgroup_size", "wg", [16 * (i + 1) for i in range(values)], "baseline = 64")]
+    sizes = sizes or [16 * (i + 1) for i in range(values)]
+    axes = [("workgroup_size", "wg", sizes, f"baseline = {baseline}")]
     axes += [(n, n, list(range(values)), "") for n in "abcde"]
     text = f'constraints = {json.dumps(constraints)}\n\n[kernel]\nname = "big"\n'
     for name, key, vals, extra in axes:
@@ -228,3 +233,27 @@ def test_sampled_tune_of_a_narrowed_space_draws_lazily_too(
     assert any("outside --set" in n for n in shape["notes"])
     ran = {r["variant"] for r in shape["leaderboard"]} - {"big__wg64_a0_b0_c0_d0_e0"}
     assert len(ran) == 2 and all("_wg16_" in n and "_b9_" in n for n in ran)
+
+
+def test_a_time_limit_draws_lazily(big, tmp_path, capsys, renders, monkeypatch) -> None:
+    _no_enumeration(monkeypatch)
+    doc = _tune(big, tmp_path, capsys, "--time", "2s")
+    (shape,) = doc["shapes"]
+    assert shape["space"]["lazy"] and shape["budget"] == {"variants": None, "seconds": 2.0}
+    assert 2 <= doc["totals"]["measured"] == len(renders) < 50
+
+
+def test_a_portable_default_is_drawn_when_the_sample_has_none(
+    tmp_path, capsys, renders, monkeypatch
+) -> None:
+    """Only workgroup_size 64 fits `webgpu` (256 invocations at most); the baseline does not."""
+    _no_enumeration(monkeypatch)
+    sizes = [64, 320, 384, 448, 512, 576, 640, 704, 768, 832]
+    root = write_kernel(tmp_path / "kern", ["not (a == 9 and b > 5)"], sizes=sizes, baseline=512)
+    doc = _tune(root, tmp_path, capsys, "--strategy", "random", "--budget", "1",
+                "--search-seed", "2")  # fmt: skip
+    (shape,) = doc["shapes"]
+    assert shape["space"]["lazy"] and shape["default"] and "_wg64_" in shape["default"]
+    portable = [r for r in shape["leaderboard"] if r["portable"]]
+    assert len(portable) == 1 and portable[0]["status"] == "ok"
+    assert len(renders) <= shape["space"]["drawn"] < 200  # drawn until a portable one came up
