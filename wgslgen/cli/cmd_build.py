@@ -20,6 +20,7 @@ from wgslgen.errors import WgslgenError
 from wgslgen.render import build as builder
 from wgslgen.render import outdir
 from wgslgen.spec.loader import discover, select
+from wgslgen.spec.space import overridden
 
 DEFAULT_OUT = Path("generated")
 MAX_VARIANTS = 20_000  # the bundled library has a few hundred; a million would take hours
@@ -48,7 +49,9 @@ def _check_space(kernels: list, overrides: dict[str, str], limit: int) -> int:
                 "be rendered; narrow the space (constraints, --set, --kernel) or raise "
                 "--max-variants"
             )
-        total += len(builder.apply_overrides(k, overrides))
+        space = overridden(k, overrides) if overrides else k.space  # counted, not enumerated
+        exact = space.count.exact
+        total += space.count.n if exact else len(builder.apply_overrides(k, overrides))
     if total > limit:
         raise WgslgenError(
             f"{total:,} variants to render, more than --max-variants {limit:,}; narrow the "
