@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -38,19 +39,38 @@ DEFAULT_TEMPLATES = bundled_templates()
 
 
 def discover(template_dirs: Sequence[Path | str] | None = None) -> list[KernelSpec]:
-    """Every kernel in the given folders (kernel folders and plain .wgsl files), by name."""
+    """Every kernel in the given folders (kernel folders and plain .wgsl files), by name.
+
+    Two kernel folders with one name are an error; a plain file whose name is taken (by a
+    kernel, or by another file: `my shader.wgsl` and `my_shader.wgsl`, or `a.wgsl` in two
+    folders) gets a distinct one, its folder's name first (`y.a`), so that it is still judged.
+    """
     dirs = [Path(d) for d in (template_dirs or [DEFAULT_TEMPLATES])]
+    specs = [spec for d in dirs for spec in _kernels_in(d)]
     found: dict[str, KernelSpec] = {}
-    for d in dirs:
-        for spec in _kernels_in(d):
-            if spec.name in found:
-                raise WgslgenError(
-                    f"two kernels are named {spec.name!r}: "
-                    f"{found[spec.name].spec_path or found[spec.name].template_path} and "
-                    f"{spec.spec_path or spec.template_path}"
-                )
-            found[spec.name] = spec
+    for spec in (s for s in specs if not s.plain):
+        if spec.name in found:
+            raise WgslgenError(
+                f"two kernels are named {spec.name!r}: "
+                f"{found[spec.name].spec_path} and {spec.spec_path}"
+            )
+        found[spec.name] = spec
+    for spec in (s for s in specs if s.plain):
+        name = _free_name(spec, found)
+        found[name] = spec if name == spec.name else dataclasses.replace(spec, name=name)
     return [found[n] for n in sorted(found)]
+
+
+def _free_name(spec: KernelSpec, taken: Mapping[str, KernelSpec]) -> str:
+    """``spec.name`` when free, else the folder's name and the file's, then a number."""
+    if spec.name not in taken:
+        return spec.name
+    folder = re.sub(r"[^A-Za-z0-9_-]", "_", spec.template_path.parent.name) or "_"
+    base = f"{folder}.{spec.name}"
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}-{k}", k + 1
+    return name
 
 
 def select(kernels: Iterable[KernelSpec], names: Sequence[str] | None) -> list[KernelSpec]:
