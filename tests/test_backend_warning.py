@@ -41,3 +41,15 @@ def test_vulkan_runs_without_the_warning(capsys):
     out, err = capsys.readouterr()
     assert code == 0, out + err
     assert "[Vulkan, CPU]" in out and "not Vulkan" not in err
+
+
+def test_tune_says_it_too(monkeypatch, capsys, tmp_path):
+    _hide_vulkan(monkeypatch)
+    code = main(["tune", "--templates", str(GOOD_KERNELS), "--kernel", "scale", "--adapter",
+                 "cpu", "--set", "wg=32", "--set", "s=f32", "--shape", "n=256", "--rounds", "3",
+                 "--l2-bytes", "1M", "--db", str(tmp_path / "r.jsonl"),
+                 "--selection", str(tmp_path / "s.json")])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "adapter: llvmpipe" in out and "[OpenGL, CPU]" in out
+    assert "warning: running on OpenGL, not Vulkan" in err

@@ -257,3 +257,15 @@ def test_a_portable_default_is_drawn_when_the_sample_has_none(
     portable = [r for r in shape["leaderboard"] if r["portable"]]
     assert len(portable) == 1 and portable[0]["status"] == "ok"
     assert len(renders) <= shape["space"]["drawn"] < 200  # drawn until a portable one came up
+
+
+def test_test_refuses_a_space_too_large_to_run_before_rendering_any(
+    big: Path, capsys, renders
+) -> None:
+    started = time.monotonic()
+    code = main(["test", "--templates", str(big), "--adapter", "cpu"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert time.monotonic() - started < 10
+    assert "960,000 variants to test" in err and "--max-variants" in err, err
+    assert renders == []

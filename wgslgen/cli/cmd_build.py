@@ -3,63 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
-
-from rich.markup import escape
 
 from wgslgen.cli.output import (
     add_common_options,
     console,
     emit_json,
-    err_console,
     print_table,
     progress,
 )
+from wgslgen.cli.space_guard import add_max_variants_option, check_space, warn
 from wgslgen.errors import WgslgenError
 from wgslgen.render import build as builder
 from wgslgen.render import outdir
 from wgslgen.spec.loader import discover, select
-from wgslgen.spec.space import overridden
 
 DEFAULT_OUT = Path("generated")
-MAX_VARIANTS = 20_000  # the bundled library has a few hundred; a million would take hours
-WARN_VARIANTS = 2_000
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def _check_space(kernels: list, overrides: dict[str, str], limit: int) -> int:
-    """Count the variants before rendering any: refuse above ``limit``, warn above a few
-    thousand (the raw product is checked first, so a huge space is not even enumerated)."""
-    total = 0
-    for k in kernels:
-        raw = math.prod(len(a.values) for a in k.axes)
-        if raw > 50 * limit:
-            raise WgslgenError(
-                f"kernel {k.name}: {raw:,} axis combinations, more than {limit:,} variants could "
-                "be rendered; narrow the space (constraints, --set, --kernel) or raise "
-                "--max-variants"
-            )
-        space = overridden(k, overrides) if overrides else k.space  # counted, not enumerated
-        exact = space.count.exact
-        total += space.count.n if exact else len(builder.apply_overrides(k, overrides))
-    if total > limit:
-        raise WgslgenError(
-            f"{total:,} variants to render, more than --max-variants {limit:,}; narrow the "
-            "space (constraints, --set, --kernel) or raise --max-variants"
-        )
-    if total > WARN_VARIANTS:
-        _warn(f"rendering {total:,} variants (x2 compiler families); this takes a while")
-    return total
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,14 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-validate", action="store_true", help="skip `wgslgen validate` afterwards")
     p.add_argument("--verbose", action="store_true", help="the validation table of every rendering")
-    p.add_argument(
-        "--max-variants",
-        type=_positive_int,
-        default=MAX_VARIANTS,
-        metavar="N",
-        help=f"refuse to render more than N variants (default {MAX_VARIANTS:,}; "
-        "narrow with --kernel/--set)",
-    )
+    add_max_variants_option(p, "render")
     from wgslgen.cli.cmd_validate import add_validation_options
 
     add_validation_options(p)
@@ -97,10 +49,10 @@ def run(args: argparse.Namespace) -> int:
     overrides = builder.parse_overrides(args.set)
     if not args.check:
         outdir.check_out(args.out)  # before any work: a refused folder costs nothing
-    total = _check_space(kernels, overrides, args.max_variants)
+    total = check_space(kernels, overrides, args.max_variants, "render")
     with progress("rendering", total, enabled=not args.json) as bar:
         plan = builder.plan(kernels, overrides, on_variant=bar.advance)
-    with outdir.locked(args.out, on_wait=_warn):
+    with outdir.locked(args.out, on_wait=warn):
         if not args.check:
             outdir.check_out(args.out)  # again: another build may have run meanwhile
         names = [k.name for k in kernels] if args.kernel else []
@@ -140,10 +92,6 @@ def run(args: argparse.Namespace) -> int:
 
         return cmd_validate.validate_after_build(args, plan)
     return 0
-
-
-def _warn(message: str) -> None:
-    err_console.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
 
 
 def _write(tree: dict[str, bytes], out: Path) -> None:

@@ -16,6 +16,7 @@ from wgslgen.cli.options import (
     one_profile,
 )
 from wgslgen.cli.output import add_common_options, console, emit_json, print_adapter, progress
+from wgslgen.cli.space_guard import add_max_variants_option, check_space
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.run.harness import CaseResult, Harness, Report
@@ -41,6 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_profile_option(p, "test", "a variant must fit to be run")
     add_device_options(p, "deadline per variant and shape")
     add_input_seed_option(p)
+    add_max_variants_option(p, "test")
     p.add_argument(
         "--reference",
         metavar="KERNEL",
@@ -57,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         raise WgslgenError("no kernel found in the templates given")
     kernels = with_reference(kernels, args.reference, args.templates)
     overrides = parse_overrides(args.set)
+    check_space(kernels, overrides, args.max_variants, "test")
     chooser = (lambda spec: apply_overrides(spec, overrides)) if overrides else None
     profile = one_profile(args)
     with Harness(args.adapter, args.timeout, args.input_seed) as harness:

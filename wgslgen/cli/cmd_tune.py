@@ -23,7 +23,14 @@ from wgslgen.cli.options import (
     ray_address,
     size_in_bytes,
 )
-from wgslgen.cli.output import add_common_options, console, emit_json, err_console, progress
+from wgslgen.cli.output import (
+    add_common_options,
+    console,
+    emit_json,
+    err_console,
+    print_adapter,
+    progress,
+)
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import parse_overrides
 from wgslgen.spec.kernel import format_shape
@@ -249,9 +256,8 @@ def _tune_here(args: Any, options: TuneOptions, db: ResultsDB, plans: Any):
     """Tune on this machine's adapter: (reports, totals, device)."""
     reports: list[ShapeReport] = []
     with TuneSession(options, db) as session:
-        if not args.json:
-            console.print(f"adapter: {session.device_label}   profile: {options.profile}   "
-                          f"timing: {_method(options)}", markup=False)  # fmt: skip
+        extra = f"   profile: {options.profile}   timing: {_method(options)}"
+        print_adapter(session.harness.adapter_info, args.json, extra)
         todo = plans(session)
         with progress("tuning", sum(p.steps for p in todo), enabled=not args.json) as bar:
             session.on_step = bar.advance

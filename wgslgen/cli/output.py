@@ -31,7 +31,7 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
 
 
-def print_adapter(info: dict[str, Any], json_mode: bool = False) -> None:
+def print_adapter(info: dict[str, Any], json_mode: bool = False, extra: str = "") -> None:
     """Name the adapter that runs the work, and warn when it is not on Vulkan.
 
     wgpu falls back to OpenGL without a word when no Vulkan driver loads; its limits,
@@ -39,7 +39,7 @@ def print_adapter(info: dict[str, Any], json_mode: bool = False) -> None:
     """
     backend = info.get("key", {}).get("backend", "")
     if not json_mode:
-        console.print(f"adapter: {info.get('label', '?')}")
+        console.print(f"adapter: {info.get('label', '?')}{extra}", markup=False)
     if backend and backend != "Vulkan":
         err_console.print(
             f"warning: running on {backend}, not Vulkan: wgpu found no Vulkan driver for this "
