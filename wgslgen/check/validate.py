@@ -136,6 +136,21 @@ def _prepare(rendered: RenderedVariant, overrides: Mapping[str, float]) -> Varia
     return res
 
 
+def _overrides_of(rendered: RenderedVariant, given: Mapping[str, float]) -> dict[str, float]:
+    """The kernel.toml [overrides] values of the rendering's variant, then ``given`` (which
+    win, as the command line does)."""
+    variant = rendered.variant
+    values: dict[str, float] = {}
+    for name, expression in variant.spec.overrides:
+        value = expression(variant.params)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise WgslgenError(
+                f"{expression.where}: must be a number, got {value!r} for {variant.name}"
+            )
+        values[name] = value
+    return {**values, **given}
+
+
 def _shaders(
     results: list[VariantResult], engine: str, limits: Mapping[str, int], written_to: str | None
 ) -> list[ShaderInput]:
@@ -237,7 +252,7 @@ def validate(
     """
     folder = None if written_to is None else str(written_to)
     engines, missing = resolve_engines(engine_names)
-    results = [_prepare(r, overrides or {}) for r in rendered]
+    results = [_prepare(r, _overrides_of(r, overrides or {})) for r in rendered]
     # Engines compile with the first profile's limits; the static check covers the rest.
     limits = dict(profiles[0].limits) if profiles else {}
     store = verdict_cache.open_cache(remember)

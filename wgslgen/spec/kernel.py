@@ -102,6 +102,7 @@ class KernelSpec:
     reference_path: Path | None = None
     plain: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    overrides: tuple[tuple[str, Expression], ...] = ()  # [overrides]: WGSL override values
 
     @property
     def entry_points(self) -> tuple[str, ...]:

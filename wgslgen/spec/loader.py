@@ -189,6 +189,10 @@ def load_kernel(folder: Path) -> KernelSpec:
         tolerances=tuple(_parse_tolerances(doc.test.tolerance, axis_names, path)),
         reference_path=reference if reference.is_file() else None,
         raw=raw,
+        overrides=tuple(
+            (name, compile_expression(text, f"{path}: overrides.{name}", axis_names))
+            for name, text in doc.overrides.items()
+        ),
     )
 
 

@@ -73,6 +73,18 @@ def _int_to_text(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
+def _number_to_text(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise _refuse(f"must be a number or an expression string, got {value!r}")
+    return value if isinstance(value, str) else repr(value)
+
+
+def _wgsl_identifier(value: str) -> str:
+    if not value.isidentifier():
+        raise _refuse(f"must be a WGSL identifier, got {value!r}")
+    return value
+
+
 SafeName = Annotated[StrictStr, AfterValidator(_safe_name)]
 AxisValue = Annotated[
     Any,
@@ -90,6 +102,12 @@ CountExpr = Annotated[
     WithJsonSchema({"type": ["string", "integer"]}),
 ]
 Shape = dict[StrictStr, Number]
+OverrideName = Annotated[StrictStr, AfterValidator(_wgsl_identifier)]
+OverrideValue = Annotated[
+    StrictStr,
+    BeforeValidator(_number_to_text),
+    WithJsonSchema({"type": ["string", "number"]}),
+]
 
 
 class _Table(BaseModel):
@@ -239,6 +257,13 @@ class KernelFile(_Table):
     problem: ProblemTable | None = Field(None, description="sizes, derived values, dispatch")
     test: TestTable = Field(TestTable(), description="test shapes and tolerances")
     tune: TuneTable = Field(TuneTable(), description="tuning shapes")
+    overrides: dict[OverrideName, OverrideValue] = Field(
+        {},
+        description="values of the template's WGSL `override` constants for `validate` and "
+        "`build` (the static limit facts, and pipeline constants for wgpu and Dawn), as "
+        "`--override NAME=VALUE` gives them (the command line wins): name = a number or an "
+        "expression over the axes",
+    )
 
     @model_validator(mode="after")
     def _tables_agree(self) -> KernelFile:
