@@ -89,9 +89,14 @@ def test_prune_drops_exactly_the_stale_renderings(tmp_path, capsys):
     d = ResultsDB(path)
     for v, sha in current:
         r = rec(sha, variant=v.name)
-        d.append(replace(r, kernel="scale", key=replace(r.key, judge=judge_sha256(v))))
+        d.append(
+            replace(
+                r, kernel="scale", params=dict(v.params), key=replace(r.key, judge=judge_sha256(v))
+            )
+        )
     current = [(v.name, sha) for v, sha in current]
-    d.append(replace(rec("f" * 64, variant="scale__wg64_sf32"), kernel="scale"))  # stale
+    wg64 = {"workgroup_size": 64, "storage": "f32"}
+    d.append(replace(rec("f" * 64, variant="scale__wg64_sf32"), kernel="scale", params=wg64))
     d.append(rec("e" * 64, variant="other__x"))  # kernel "k": not in these templates
     args = ["prune", "--db", str(path), "--templates", str(GOOD_KERNELS), "--kernel", "scale"]
     code, out, _ = db_cmd(capsys, *args, "--dry-run", "--json")

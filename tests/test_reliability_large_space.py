@@ -205,7 +205,9 @@ def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def test_tune_with_a_budget_renders_only_what_it_proposes(big, tmp_path, capsys, renders):
+def test_tune_with_a_budget_renders_only_what_it_proposes(
+    big, tmp_path, capsys, renders, monkeypatch
+) -> None:
     started = time.perf_counter()
     doc = _tune(big, tmp_path, capsys, "--budget", "3")
     wall = time.perf_counter() - started
@@ -217,6 +219,15 @@ def test_tune_with_a_budget_renders_only_what_it_proposes(big, tmp_path, capsys,
     assert "big__wg64_a0_b0_c0_d0_e0" in renders and shape["baseline_ran"]
     assert shape["winner"] and shape["default"]
     assert wall < 120, f"tune --budget 3 took {wall:.0f} s"
+
+    # db prune renders only the variants the database is about, and keeps their records.
+    renders.clear()
+    _no_enumeration(monkeypatch)
+    code = main(["db", "prune", "--templates", str(big), "--db", str(tmp_path / "r.jsonl"),
+                 "--json"])  # fmt: skip
+    pruned = json.loads(capsys.readouterr().out)
+    assert code == 0 and pruned["dropped"] == 0 and pruned["kept"] == 4, pruned
+    assert sorted(renders) == sorted(set(renders)) and len(renders) == 4
 
 
 def test_sampled_tune_of_a_narrowed_space_draws_lazily_too(

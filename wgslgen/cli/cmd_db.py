@@ -194,21 +194,28 @@ def run_merge(args: argparse.Namespace) -> int:
 def run_prune(args: argparse.Namespace) -> int:
     """Drop records whose code or judging the templates no longer produce."""
     from wgslgen.spec.loader import discover, select
+    from wgslgen.tune.keys import recorded_variants
     from wgslgen.tune.selection import current_keys
 
     kernels = select(discover(args.templates), args.kernel)
     names = {k.name for k in kernels}
-    with progress("rendering", sum(len(k.variants) for k in kernels), not args.json) as bar:
-        keep = current_keys(kernels, bar.advance)
     db = ResultsDB(args.db)
     report = db.load()
     report_problems(args.db, report.problems)
+    # Only the variants the database is about are rendered (a space may hold millions).
+    total = sum(len(recorded_variants(k, report.records)) for k in kernels if k.problem)
+    with progress("rendering", total, not args.json) as bar:
+        keep = current_keys(kernels, bar.advance, report.records)
     doomed = stale(report.records, keep, names, args.all)
     kept_foreign = 0 if args.all else sum(1 for r in report.records if r.kernel not in names)
+    judged = {(r.kernel, r.variant) for r in report.records}
     moved = 0
     if not args.dry_run and (doomed or report.problems):
-        # The same rule, applied to the file as it is under the lock.
-        _, moved = db.prune(lambda r: bool(stale([r], keep, names, args.all)))
+        # The same rule, applied to the file as it is under the lock; a record that arrived
+        # since (a tune running beside us) was not judged here and is kept.
+        _, moved = db.prune(
+            lambda r: (r.kernel, r.variant) in judged and bool(stale([r], keep, names, args.all))
+        )
     if args.json:
         emit_json(
             {

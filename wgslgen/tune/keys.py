@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from typing import Any
 
 from wgslgen.render.renderer import RenderedVariant, _body
 from wgslgen.spec.kernel import KernelSpec, Variant
@@ -59,16 +60,35 @@ def judge_sha256(variant: Variant) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def current_keys(kernels: Iterable[KernelSpec], on_variant=None) -> set[tuple[str, str]]:
-    """(results sha256, judge) of every variant of ``kernels`` as the templates render and
-    judge it now: what `db prune` keeps."""
+def recorded_variants(spec: KernelSpec, records: Iterable[Any]) -> list[Variant]:
+    """The variants of ``spec`` that ``records`` are about and that its space still holds
+    (found by their axis values, so a space of a million variants is never enumerated)."""
+    found: dict[int, Variant] = {}
+    for r in records:
+        if r.kernel != spec.name:
+            continue
+        index = spec.space.index_of(r.params)
+        if index is not None and index not in found:
+            variant = spec.space.at(index)
+            if variant is not None:
+                found[index] = variant
+    return list(found.values())
+
+
+def current_keys(
+    kernels: Iterable[KernelSpec], on_variant=None, records: Iterable[Any] | None = None
+) -> set[tuple[str, str]]:
+    """(results sha256, judge) of the variants of ``kernels`` (all of them, or only those
+    ``records`` are about) as the templates render and judge them now: what `db prune` keeps."""
     from wgslgen.render.renderer import render
 
+    records = None if records is None else list(records)
     keys: set[tuple[str, str]] = set()
     for spec in kernels:
         if spec.problem is None:
             continue  # nothing that cannot run was ever timed
-        for variant in spec.variants:
+        variants = spec.variants if records is None else recorded_variants(spec, records)
+        for variant in variants:
             keys.add((result_sha256(render(variant, "naga")), judge_sha256(variant)))
             if on_variant:
                 on_variant(variant.name)
