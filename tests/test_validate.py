@@ -90,6 +90,7 @@ def test_seed_fails_webgpu_and_fits_the_adapter(capsys, seed_dir: Path, missing)
         "renderings": 1,
         "compile_failures": 0,
         "problems": 0,
+        "interface_mismatches": 0,
         "not_fitting": {"adapter": 0, "webgpu": 1},
         "not_compiling": {"naga": 0, "tint": 0},
     }

@@ -40,6 +40,10 @@ class ValidationReport:
         """Files that could not be judged in full: unreadable, not WebGPU, overrides missing."""
         return [r for r in self.results if r.problems]
 
+    def interface_mismatches(self) -> list[VariantResult]:
+        """Files whose bindings or uniform layout differ from their kernel.toml's."""
+        return [r for r in self.results if r.interface]
+
     def not_fitting(self, profile: str) -> list[VariantResult]:
         """Renderings that do not fit ``profile``."""
         return [r for r in self.results if not r.fits(profile)]
@@ -80,6 +84,7 @@ class ValidationReport:
                 "renderings": len(self.results),
                 "compile_failures": len(self.compile_failures()),
                 "problems": len(self.problems()),
+                "interface_mismatches": len(self.interface_mismatches()),
                 "not_fitting": {p: len(self.not_fitting(p)) for p in self.profiles},
                 "not_compiling": {i: len(self.not_compiling(i)) for i in ("naga", "tint")},
             },
@@ -103,6 +108,9 @@ def _result_dict(r: VariantResult) -> dict[str, Any]:
         "file": r.file,
         "problems": r.problems,
         "constants": r.constants,
+        "interface": {"kernel": r.interface_of, "mismatches": r.interface}
+        if r.interface_of
+        else None,
         "entry_points": list(r.facts),
         "engines": {
             name: {

@@ -21,6 +21,7 @@ from typing import Any
 from wgslgen.check import tint_rules, verdict_cache
 from wgslgen.check.engines import ENGINES, get_engine
 from wgslgen.check.engines.base import ShaderInput, Verdict
+from wgslgen.check.interface_check import interface_mismatches
 from wgslgen.check.limits import LimitProfile, check_directives, check_passes
 from wgslgen.check.report import ValidationReport, file_path
 from wgslgen.check.stage_rules import Finding
@@ -29,6 +30,7 @@ from wgslgen.check.wgsl import WgslFacts, analyze, compute_entry_points
 from wgslgen.children import python_env, run_process
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import RenderedVariant
+from wgslgen.spec.interface import Interface
 
 __all__ = [
     "FileProblem",
@@ -72,6 +74,8 @@ class VariantResult:
     profiles: dict[str, list[str]] = field(default_factory=dict)
     implementations: dict[str, Implementation] = field(default_factory=dict)
     tint_static: Implementation | None = None  # Tint predicted without Dawn (when Dawn did not run)
+    interface: list[str] = field(default_factory=list)  # how it differs from kernel.toml
+    interface_of: str = ""  # the kernel whose kernel.toml it was compared with
 
     def compile_errors(self) -> list[Verdict]:
         """Engine failures that are neither device limits nor known implementation gaps."""
@@ -110,8 +114,14 @@ def resolve_engines(names: Sequence[str] | None) -> tuple[dict[str, Any], dict[s
     return engines, missing
 
 
-def _prepare(rendered: RenderedVariant, overrides: Mapping[str, float]) -> VariantResult:
-    """Facts for every @compute entry point (with the override values), file problems."""
+def _prepare(
+    rendered: RenderedVariant,
+    overrides: Mapping[str, float],
+    expected: tuple[str, Interface] | None = None,
+) -> VariantResult:
+    """Facts for every @compute entry point (with the override values), file problems, and
+    how the declarations differ from the interface of ``expected`` (kernel name, interface)
+    or, for a template's rendering, of its own kernel.toml."""
     spec = rendered.variant.spec
     # A plain file is named by its own path; a template's rendering by its generated path.
     file = str(spec.template_path) if spec.plain else rendered.relpath
@@ -127,6 +137,13 @@ def _prepare(rendered: RenderedVariant, overrides: Mapping[str, float]) -> Varia
     except WgslgenError as e:
         res.problems.append(f"cannot analyse: {e}")
     res.facts = facts
+    if expected is None and not spec.plain:
+        expected = (spec.name, rendered.variant.interface)
+    # A template that writes {{ interface }} declares exactly what kernel.toml says.
+    if expected:
+        res.interface_of = expected[0]
+        if expected[1].declarations() not in rendered.source:
+            res.interface = interface_mismatches(rendered.source, expected[1], res.constants)
     missing = sorted({name for f in facts.values() for name in f.needs_overrides})
     if missing:
         res.problems.append(f"needs override values: {', '.join(missing)}")
@@ -134,6 +151,18 @@ def _prepare(rendered: RenderedVariant, overrides: Mapping[str, float]) -> Varia
     if int64:
         res.problems.append(f"uses {', '.join(f'`{t}`' for t in int64)}: not WebGPU")
     return res
+
+
+def _prepare_all(
+    rendered: Sequence[RenderedVariant],
+    overrides: Mapping[str, float],
+    interfaces: Mapping[str, tuple[str, Interface]],
+) -> list[VariantResult]:
+    """_prepare of every rendering, with its overrides and the interface it must match."""
+    return [
+        _prepare(r, _overrides_of(r, overrides), interfaces.get(str(r.variant.spec.template_path)))
+        for r in rendered
+    ]
 
 
 def _overrides_of(rendered: RenderedVariant, given: Mapping[str, float]) -> dict[str, float]:
@@ -240,6 +269,7 @@ def validate(
     unreadable: Sequence[FileProblem] = (),
     written_to: Path | str | None = None,
     remember: bool | None = None,
+    interfaces: Mapping[str, tuple[str, Interface]] | None = None,
 ) -> ValidationReport:
     """Judge every rendering with each engine of its family, Tint's rules and each profile.
 
@@ -248,11 +278,12 @@ def validate(
     rendered, each reported with its reason; ``written_to`` is the folder the renderings were
     written into (diagnostics name the files there), None when they exist only in memory;
     ``remember`` keeps verdicts across runs (None: unless WGSLGEN_NO_CACHE is set), each
-    distinct shader being compiled once per run in any case.
+    distinct shader being compiled once per run in any case; ``interfaces`` gives, by a
+    plain file's path, the kernel (name, interface) its declarations must match.
     """
     folder = None if written_to is None else str(written_to)
     engines, missing = resolve_engines(engine_names)
-    results = [_prepare(r, _overrides_of(r, overrides or {})) for r in rendered]
+    results = _prepare_all(rendered, overrides or {}, interfaces or {})
     # Engines compile with the first profile's limits; the static check covers the rest.
     limits = dict(profiles[0].limits) if profiles else {}
     store = verdict_cache.open_cache(remember)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,9 @@ from wgslgen.cli.output import (
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.renderer import RenderedVariant, render_families
+from wgslgen.run.reference import declared_axes, find_kernel
+from wgslgen.spec.interface import Interface
+from wgslgen.spec.kernel import KernelSpec, Variant
 from wgslgen.spec.loader import discover, select
 
 IMPLEMENTATIONS = ("naga", "tint")  # --require names besides the limit profiles
@@ -90,6 +94,12 @@ def add_validation_options(p: argparse.ArgumentParser) -> None:
         "array sizes and passed to wgpu and Dawn (repeatable)",
     )
     p.add_argument(
+        "--reference",
+        metavar="KERNEL",
+        help="plain .wgsl files must declare this kernel's bindings and uniform layout "
+        "(default: the kernel a wgslgen header in the file names, if any)",
+    )
+    p.add_argument(
         "--no-cache",
         action="store_true",
         help="compile every shader again instead of reusing verdicts remembered from earlier "
@@ -100,6 +110,7 @@ def add_validation_options(p: argparse.ArgumentParser) -> None:
 def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[FileProblem]]:
     """Every rendering, and each kernel or file that could not be rendered, with why."""
     kernels = select(discover(args.templates), args.kernel)
+    args.interfaces = expected_interfaces(kernels, getattr(args, "reference", None), args.templates)
     overrides = parse_overrides(getattr(args, "set", None))
     out, problems = [], []
     for spec in kernels:
@@ -116,6 +127,48 @@ def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[F
             continue
         out.extend(rendered)
     return out, problems
+
+
+# The kernel a wgslgen file names: generated/ ("// kernel: K   variant: ...") or vendored.
+_HEADER_KERNEL = re.compile(r"^// kernel: (\S+) |^// .* vendor: kernel=(\S+) ", re.M)
+
+
+def expected_interfaces(
+    kernels: Sequence[KernelSpec], reference: str | None, templates: Any
+) -> dict[str, tuple[str, Interface]]:
+    """By plain file path: the kernel whose interface it must declare, and that interface
+    (for the axis values its header names, else the baseline's when asked by name)."""
+    donors: dict[str, KernelSpec | None] = {}
+    out = {}
+    for spec in (k for k in kernels if k.plain):
+        name = reference or _header_kernel(spec.template_path)
+        if name and name not in donors:
+            try:
+                donors[name] = find_kernel(name, templates)
+            except WgslgenError:
+                if reference:
+                    raise
+                donors[name] = None  # a header naming a kernel not at hand: nothing to compare
+        donor = donors.get(name) if name else None
+        if donor is None or donor.plain:
+            continue
+        values = declared_axes(spec.template_path, donor)
+        if values is None and not reference:
+            continue  # another version of the kernel: its interface may differ
+        values = values or {a.name: a.baseline for a in donor.axes}
+        variant = Variant(donor, tuple((a.name, values[a.name]) for a in donor.axes))
+        out[str(spec.template_path)] = (donor.name, variant.interface)
+    return out
+
+
+def _header_kernel(path: Path) -> str | None:
+    try:
+        with path.open(encoding="utf-8") as f:
+            head = "".join(f.readline() for _ in range(6))
+    except (OSError, UnicodeDecodeError):
+        return None
+    m = _HEADER_KERNEL.search(head)
+    return (m.group(1) or m.group(2)) if m else None
 
 
 def _plain_reason(path: Any, error: WgslgenError) -> str:
@@ -184,6 +237,7 @@ def _validate_and_report(
             problems,
             written_to,
             remember=False if getattr(args, "no_cache", False) else None,
+            interfaces=getattr(args, "interfaces", None),
         )
     if args.json:
         emit_json(report.to_dict())
@@ -202,6 +256,7 @@ def _validate_and_report(
     if unusable:
         return 2
     failed = report.compile_failures() or report.problems() or any(unmet.values())
+    failed = failed or report.interface_mismatches()
     return 1 if failed else 0
 
 
@@ -272,9 +327,12 @@ def _print_footer(report: ValidationReport) -> None:
     fits = ", ".join(
         f"{len(report.results) - len(report.not_fitting(p))} fit {p}" for p in report.profiles
     )
+    differ = len(report.interface_mismatches())
     console.print(
         f"{len(report.results)} renderings, {len(report.compile_failures())} fail to compile, "
-        f"{len(report.problems())} cannot be judged in full, {fits} ({versions})"
+        f"{len(report.problems())} cannot be judged in full, "
+        + (f"{differ} differ from their kernel.toml, " if differ else "")
+        + f"{fits} ({versions})"
     )
 
 
@@ -286,6 +344,9 @@ def _print_problems(report: ValidationReport) -> None:
                 names = problem.split(": ", 1)[1].split(", ")
                 hint = "; pass " + " ".join(f"--override {n}=VALUE" for n in names)
             console.print(f"[bold red]error[/]: {escape(f'{r.file}: {problem}{hint}')}")
+        for mismatch in r.interface:
+            text = f"{r.file}: differs from kernel.toml of {r.interface_of}: {mismatch}"
+            console.print(f"[bold red]error[/]: {escape(text)}")
         for name, verdict in r.implementations.items():
             if verdict.gap:
                 console.print(
