@@ -9,7 +9,12 @@ and the figure is the median of the rest. The static analysis and limit checks e
 are included (and Tint's static rules when Dawn is not among the engines; their cost alone is
 a row of its own). Also times naga's translation of the library to SPIR-V (`translate_many`).
 
-    python benchmarks/bench_validate.py                 # naga, wgpu, naga+wgpu, dawn
+Every engine row compiles every shader (verdicts remembered across runs are off); the rows
+marked "remembered" time the same set with the verdict cache on, filled by their first run
+(a fresh cache folder, so the first run is a cold one and the median is of runs that find
+every verdict: what a second `wgslgen validate` of an unchanged library costs).
+
+    python benchmarks/bench_validate.py           # naga, wgpu, naga+wgpu, dawn, all three
     python benchmarks/bench_validate.py --repeat 5 --json out.json
 """
 
@@ -20,6 +25,7 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,7 +39,7 @@ from wgslgen.check.validate import resolve_engines, validate  # noqa: E402
 from wgslgen.render.renderer import RenderedVariant, render_families  # noqa: E402
 from wgslgen.spec.loader import discover  # noqa: E402
 
-ENGINE_SETS = ("naga", "wgpu", "naga,wgpu", "dawn")
+ENGINE_SETS = ("naga", "wgpu", "naga,wgpu", "dawn", "naga,wgpu,dawn")  # the last: the default
 
 
 def render_library() -> tuple[list[RenderedVariant], float]:
@@ -43,13 +49,15 @@ def render_library() -> tuple[list[RenderedVariant], float]:
     return rendered, time.perf_counter() - start
 
 
-def time_validation(rendered: list[RenderedVariant], engines: list[str], repeat: int) -> dict:
+def time_validation(
+    rendered: list[RenderedVariant], engines: list[str], repeat: int, remember: bool = False
+) -> dict:
     """Seconds of each validate() run of ``rendered`` with ``engines``; failures counted."""
     profiles = [load_profile("webgpu")]
     times, failures = [], 0
     for _ in range(repeat):
         start = time.perf_counter()
-        report = validate(rendered, profiles, engines)
+        report = validate(rendered, profiles, engines, remember=remember)
         times.append(time.perf_counter() - start)
         if report.engines_missing:
             raise SystemExit(f"engine(s) missing: {report.engines_missing}")
@@ -102,6 +110,12 @@ def main() -> int:
     )
     p.add_argument("--repeat", type=int, default=4, help="runs per engine set (default 4)")
     p.add_argument("--no-translate", action="store_true", help="skip the SPIR-V translation")
+    p.add_argument(
+        "--remembered",
+        action="append",
+        metavar="LIST",
+        help="engine sets also timed with the verdict cache (default: naga,wgpu,dawn)",
+    )
     p.add_argument("--json", type=Path, help="also write the figures here")
     args = p.parse_args()
 
@@ -119,6 +133,18 @@ def main() -> int:
             print(f"skipping {names}: {'; '.join(missing.values())}")
             continue
         runs[names] = time_validation(rendered, engines, args.repeat)
+    for names in args.remembered or ["naga,wgpu,dawn"]:
+        engines = [e.strip() for e in names.split(",")]
+        if resolve_engines(engines)[1]:
+            continue
+        with tempfile.TemporaryDirectory() as cache:
+            os.environ["WGSLGEN_CACHE_DIR"] = cache  # empty: the first run fills it
+            try:
+                runs[f"{names} (remembered)"] = time_validation(
+                    rendered, engines, args.repeat, remember=True
+                )
+            finally:
+                del os.environ["WGSLGEN_CACHE_DIR"]
     runs["tint rules alone (in naga/wgpu runs)"] = time_static_rules(rendered, args.repeat)
     if not args.no_translate:
         runs["naga → spv (transpile)"] = time_translation(rendered, args.repeat)
