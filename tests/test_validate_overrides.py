@@ -84,7 +84,9 @@ def test_without_values_the_file_needs_them(capsys, tmp_path: Path) -> None:
     code, results = _validate(capsys, _kernel(tmp_path))
     assert code == 1
     for r in results.values():
-        assert r["problems"] == ["needs override values: wg"]
+        # wg sizes the workgroup; scale is read by the entry point: a pipeline needs both.
+        assert r["problems"] == ["needs override values: scale, wg"]
+        assert set(r["engines"]) == {"naga"}  # no pipeline is made without them
 
 
 def test_the_command_line_wins(capsys, tmp_path: Path) -> None:
@@ -122,3 +124,32 @@ def test_an_override_that_is_not_a_number_is_a_spec_error(capsys, tmp_path: Path
     assert code == 2
     assert "kernel.toml: overrides.wg: must be a number, got False for tiled__t32" in err
     assert "Traceback" not in err
+
+
+USES = """
+override unused_k: f32;
+override scale: f32;
+override twice = scale * 2.0;
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+    out[g.x] = twice;
+}
+"""
+
+
+def test_an_override_the_entry_point_reads_needs_a_value(capsys, tmp_path: Path) -> None:
+    # `scale` is read through `twice`'s initializer; `unused_k` is never read (WebGPU
+    # accepts it unset, as wgpu and Dawn do).
+    path = tmp_path / "uses.wgsl"
+    path.write_text(USES, encoding="utf-8")
+    code, results = _validate(capsys, path)
+    [r] = results.values()
+    assert code == 1 and r["problems"] == ["needs override values: scale"]
+    code, results = _validate(capsys, path, "--override", "scale=3")
+    [r] = results.values()
+    assert code == 0 and r["problems"] == []
+    assert {name: v["ok"] for name, v in r["engines"].items()} == {
+        "naga": True,
+        "wgpu": True,
+        "dawn": True,
+    }

@@ -144,7 +144,7 @@ def _prepare(
         res.interface_of = expected[0]
         if expected[1].declarations() not in rendered.source:
             res.interface = interface_mismatches(rendered.source, expected[1], res.constants)
-    missing = sorted({name for f in facts.values() for name in f.needs_overrides})
+    missing = sorted({n for f in facts.values() for n in (*f.needs_overrides, *f.unset_overrides)})
     if missing:
         res.problems.append(f"needs override values: {', '.join(missing)}")
     int64 = sorted({t for f in facts.values() for t in f.int64})

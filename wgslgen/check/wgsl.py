@@ -64,6 +64,7 @@ class WgslFacts:
     stages: Mapping[str, str] = field(default_factory=dict)  # every entry point -> its stage
     overrides: frozenset[str] = frozenset()  # every override the module declares
     needs_overrides: tuple[str, ...] = ()  # overrides a size needs that have no value
+    unset_overrides: tuple[str, ...] = ()  # overrides the entry point uses, with no value
     int64: frozenset[str] = frozenset()  # u64 / i64 spelled in the module (not WebGPU)
     storage_textures: int = 0  # used by this entry point
     sampled_textures: int = 0
@@ -107,6 +108,23 @@ def _statically_used(mod: Module, entry_point: str) -> set[str]:
     return used
 
 
+def _unset_overrides(mod: Module, reached: set[str]) -> tuple[str, ...]:
+    """Overrides without a default and without a given value that an entry point uses
+    (``reached``: the names it uses; or through another override's initializer): WebGPU
+    needs a value for each to make its pipeline, and accepts any other override left unset."""
+    todo = sorted(reached & mod.overrides.keys())
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            start, end = mod.consts[name]
+            todo += [n for n in mod.idents(start, end) if n in mod.overrides]
+    return tuple(
+        sorted(n for n in seen if mod.consts[n][0] == mod.consts[n][1] and n not in mod.given)
+    )
+
+
 def analyze(
     source: str, entry_point: str | None = None, overrides: Mapping[str, float] | None = None
 ) -> WgslFacts:
@@ -128,7 +146,8 @@ def analyze(
         raise WgslgenError(f"no @compute entry point `{entry_point}`")
     missing: list[str] = []
     x, y, z = _workgroup_size(mod, entry_point, missing)
-    used = _statically_used(mod, entry_point) & {name for _, name, *_ in mod.vars}
+    reached = _statically_used(mod, entry_point)
+    used = reached & {name for _, name, *_ in mod.vars}
     counts = _bindings(mod, used, missing)
     texts, kinds = mod.texts, mod.kinds
     uses_f16 = any(
@@ -153,6 +172,7 @@ def analyze(
         stages=dict(mod.stages),
         overrides=frozenset(mod.overrides),
         needs_overrides=tuple(dict.fromkeys(missing)),
+        unset_overrides=_unset_overrides(mod, reached),
         int64=frozenset(int64 - set(mod.structs) - set(mod.aliases)),
         **counts,
     )

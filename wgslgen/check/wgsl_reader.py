@@ -72,6 +72,10 @@ class Module:
     def _at(self, i: int) -> str:
         return self.texts[i] if 0 <= i < len(self.texts) else ""
 
+    def idents(self, start: int, end: int) -> list[str]:
+        """The identifiers among tokens ``start:end``."""
+        return self._idents(start, end)
+
     def _idents(self, start: int, end: int) -> list[str]:
         """The identifiers among tokens ``start:end``."""
         pairs = zip(self.texts[start:end], self.kinds[start:end], strict=True)
