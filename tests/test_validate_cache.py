@@ -87,7 +87,7 @@ def test_remembered_verdicts_equal_fresh_ones_and_skip_the_compiler(
 
     with sqlite3.connect(cache_dir / "verdicts.sqlite3") as db:
         (rows,) = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()
-    assert rows == 3 + 4  # naga: one per file; wgpu: one per entry point
+    assert rows == 3 + 4 + 3  # naga: one per file; wgpu: one per entry point; Tint's rules
 
     spies = {name: _Counting(monkeypatch, name) for name in ("naga", "wgpu")}
     again = validate(rendered, profiles, ["naga", "wgpu"], remember=True)
@@ -150,3 +150,37 @@ def test_a_broken_store_only_means_compiling_again(tmp_path: Path) -> None:
     verdicts = store.judge("id", "naga", shaders, lambda todo: [Verdict("0", "naga", True)])
     assert verdicts == [Verdict("0", "naga", True)]
     store.close()
+
+
+NONUNIFORM = """
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+    if (out[g.x] > 0.0) {
+        return;
+    }
+    storageBarrier();
+    out[g.x] = 1.0;
+}
+"""
+
+
+def test_tints_static_findings_are_remembered(tmp_path: Path, cache_dir: Path, monkeypatch) -> None:
+    from wgslgen.check import validate as validate_module
+
+    rendered = _renderings(tmp_path, {"barrier.wgsl": NONUNIFORM, "good.wgsl": GOOD})
+    profiles = [load_profile("webgpu")]
+    first = validate(rendered, profiles, ["naga"], remember=True)
+    findings = {r.file: r.tint_static.findings for r in first.results}
+    assert [f.rule for f in findings[str(tmp_path / "shaders" / "barrier.wgsl")]] == ["uniformity"]
+
+    read: list = []
+    real = validate_module._static_findings
+
+    def spy(sources):
+        read.extend(s for s in sources if s is not None)
+        return real(sources)
+
+    monkeypatch.setattr(validate_module, "_static_findings", spy)
+    again = validate(rendered, profiles, ["naga"], remember=True)
+    assert read == []
+    assert {r.file: r.tint_static.findings for r in again.results} == findings

@@ -8,6 +8,7 @@ verdict per profile.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -230,6 +231,22 @@ def _judge(res: VariantResult, profiles: Sequence[LimitProfile], findings: list)
     }
 
 
+def _remembered_findings(
+    sources: list[str | None], store: verdict_cache.VerdictCache
+) -> list[list[Finding]]:
+    """Tint's rules over many texts: the findings remembered for a text, the others read."""
+    keys = [None if s is None else verdict_cache.rules_key(s) for s in sources]
+    known = store.lookup(sorted({k for k in keys if k}))
+    todo = [s if k not in known else None for s, k in zip(sources, keys, strict=True)]
+    found = _static_findings(todo)
+    fresh = {k: f for k, f, s in zip(keys, found, todo, strict=True) if k and s is not None}
+    store.store_values({k: [dataclasses.asdict(f) for f in fs] for k, fs in fresh.items()})
+    return [
+        [Finding(**f) for f in known[k]] if k in known else fs
+        for k, fs in zip(keys, found, strict=True)
+    ]
+
+
 def _static_findings(sources: list[str | None]) -> list[list[Finding]]:
     """Tint's rules over many texts, in a child process when there are enough of them: the
     reading is pure Python, and in this process it would hold the GIL that wgpu's thread
@@ -302,7 +319,7 @@ def validate(
     asked = [r.source if static and r.family in ("any", "tint") else None for r in rendered]
     # naga and Dawn run in their own processes, so the engines overlap well in threads.
     with ThreadPoolExecutor(max_workers=len(engines) + 1) as pool:
-        rules = pool.submit(_static_findings, asked)
+        rules = pool.submit(_remembered_findings, asked, store)
         running = [pool.submit(run_engine, name) for name in engines]
         findings = rules.result()
         for future in running:

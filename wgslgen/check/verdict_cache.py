@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from wgslgen import __version__
 from wgslgen.check.engines.base import ShaderInput, Verdict
@@ -49,13 +50,19 @@ def cache_file() -> Path:
 
 @cache
 def _code_digest() -> str:
-    """wgslgen's code that runs the engines and reads their output: a change re-judges."""
+    """wgslgen's code that runs the engines, reads their output and applies Tint's rules
+    (every module of wgslgen/check): a change judges everything again."""
     h = hashlib.sha256(f"{FORMAT} {__version__}".encode())
-    folder = Path(__file__).with_name("engines")
-    for path in sorted(folder.iterdir()):
+    folder = Path(__file__).parent
+    for path in sorted([*folder.iterdir(), *(folder / "engines").iterdir()]):
         if path.suffix in (".py", ".mjs"):
             h.update(path.name.encode() + path.read_bytes())
     return h.hexdigest()
+
+
+def rules_key(source: str) -> str:
+    """What decides Tint's static findings on ``source``: the text and wgslgen's code."""
+    return hashlib.sha256(json.dumps([_code_digest(), "tint rules", source]).encode()).hexdigest()
 
 
 def shader_key(identity: str, shader: ShaderInput) -> str:
@@ -106,14 +113,14 @@ class VerdictCache:
                 self._broken = True
         return self._db
 
-    def lookup(self, keys: Sequence[str]) -> dict[str, dict]:
-        """The stored verdict fields of each key found."""
+    def lookup(self, keys: Sequence[str]) -> dict[str, Any]:
+        """The stored value (verdict fields, findings) of each key found."""
         with self._lock:
             return self._lookup(keys)
 
-    def _lookup(self, keys: Sequence[str]) -> dict[str, dict]:
+    def _lookup(self, keys: Sequence[str]) -> dict[str, Any]:
         db = self._connect()
-        found: dict[str, dict] = {}
+        found: dict[str, Any] = {}
         if db is None:
             return found
         try:
@@ -129,16 +136,17 @@ class VerdictCache:
 
     def store(self, entries: dict[str, Verdict]) -> None:
         """Remember each verdict under its key (engine failures excepted)."""
+        fields = {k: {f: getattr(v, f) for f in _FIELDS} for k, v in entries.items()}
+        self.store_values({k: fields[k] for k, v in entries.items() if _remembered(v)})
+
+    def store_values(self, entries: dict[str, Any]) -> None:
+        """Remember each JSON value under its key."""
         with self._lock:
             self._store(entries)
 
-    def _store(self, entries: dict[str, Verdict]) -> None:
+    def _store(self, entries: dict[str, Any]) -> None:
         db = self._connect()
-        rows = [
-            (k, json.dumps({f: getattr(v, f) for f in _FIELDS}), time.time())
-            for k, v in entries.items()
-            if _remembered(v)
-        ]
+        rows = [(k, json.dumps(v), time.time()) for k, v in entries.items()]
         if db is None or not rows:
             return
         try:
