@@ -7,7 +7,8 @@
 # repository), BANDWIDTH (bytes/s for the floor; 4.3e12), STEPS (default "torch ours table
 # test"), ONLY (a regex: time only the variants it matches, and the baselines), REPS (torch
 # replays per figure, 200), TEST_SET (--set options of the largest-shape test; default
-# --set wg=256), TEST_SET_SPLIT (more --set options there for the *_split kernels).
+# --set wg=256), TEST_SET_SPLIT (more --set options there for the *_split kernels),
+# TEST_KERNELS (the kernels of that test; default all six).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: gpu_fair.sh OUTDIR [FAMILY...]}; shift
@@ -29,8 +30,8 @@ for step in $STEPS; do
           tail -3 "$OUT/ours.log";;
     test) # Correctness at the largest shapes: history 32768 (the global-memory variants of the
           # single-pass kernels and every split variant), head_dim 256.
-          for k in attention_bwd_dq_split attention_split attention_bwd_dkv \
-                   attention_bwd_dq attention attention_probs; do
+          for k in ${TEST_KERNELS:-attention_bwd_dq_split attention_split attention_bwd_dkv \
+                   attention_bwd_dq attention attention_probs}; do
               shape=head_dim=256,n_heads=8,n_kv_heads=4,history_len=32768
               case $k in attention|attention_split|attention_probs) shape=$shape,pos=32767,window=0;; esac
               sets=(${TEST_SET:---set wg=256})
