@@ -77,6 +77,7 @@ class VariantResult:
     tint_static: Implementation | None = None  # Tint predicted without Dawn (when Dawn did not run)
     interface: list[str] = field(default_factory=list)  # how it differs from kernel.toml
     interface_of: str = ""  # the kernel whose kernel.toml it was compared with
+    expected: Interface | None = field(default=None, repr=False)  # to compare with, if needed
 
     def compile_errors(self) -> list[Verdict]:
         """Engine failures that are neither device limits nor known implementation gaps."""
@@ -144,7 +145,7 @@ def _prepare(
     if expected:
         res.interface_of = expected[0]
         if expected[1].declarations() not in rendered.source:
-            res.interface = interface_mismatches(rendered.source, expected[1], res.constants)
+            res.expected = expected[1]
     missing = sorted({n for f in facts.values() for n in (*f.needs_overrides, *f.unset_overrides)})
     if missing:
         res.problems.append(f"needs override values: {', '.join(missing)}")
@@ -231,11 +232,37 @@ def _judge(res: VariantResult, profiles: Sequence[LimitProfile], findings: list)
     }
 
 
+def _merge(results: list[VariantResult], verdicts: list[tuple[int, Verdict]]) -> None:
+    """Each engine's verdict into its rendering's result; a failing pass decides."""
+    for index, verdict in verdicts:
+        seen = results[index].engines.get(verdict.engine)
+        if seen is None or (seen.ok and not verdict.ok):
+            results[index].engines[verdict.engine] = verdict
+
+
+def _compare_interfaces(results: list[VariantResult], store: verdict_cache.VerdictCache) -> None:
+    """Each rendering's declarations against its kernel.toml's (remembered like verdicts)."""
+    todo = [r for r in results if r.expected is not None and r.rendered is not None]
+    keys = [
+        verdict_cache.value_key("interface", r.rendered.source, repr(r.expected), r.constants)
+        for r in todo
+        if r.rendered is not None
+    ]
+    known = store.lookup(sorted(set(keys)))
+    fresh: dict[str, list[str]] = {}
+    for r, key in zip(todo, keys, strict=True):
+        if key not in known and key not in fresh:
+            assert r.rendered is not None and r.expected is not None
+            fresh[key] = interface_mismatches(r.rendered.source, r.expected, r.constants)
+        r.interface = list(known[key] if key in known else fresh[key])
+    store.store_values(fresh)
+
+
 def _remembered_findings(
     sources: list[str | None], store: verdict_cache.VerdictCache
 ) -> list[list[Finding]]:
     """Tint's rules over many texts: the findings remembered for a text, the others read."""
-    keys = [None if s is None else verdict_cache.rules_key(s) for s in sources]
+    keys = [None if s is None else verdict_cache.value_key("tint rules", s) for s in sources]
     known = store.lookup(sorted({k for k in keys if k}))
     todo = [s if k not in known else None for s, k in zip(sources, keys, strict=True)]
     found = _static_findings(todo)
@@ -318,15 +345,12 @@ def validate(
     static = "dawn" not in engines
     asked = [r.source if static and r.family in ("any", "tint") else None for r in rendered]
     # naga and Dawn run in their own processes, so the engines overlap well in threads.
-    with ThreadPoolExecutor(max_workers=len(engines) + 1) as pool:
+    with ThreadPoolExecutor(max_workers=len(engines) + 2) as pool:
         rules = pool.submit(_remembered_findings, asked, store)
         running = [pool.submit(run_engine, name) for name in engines]
+        _compare_interfaces(results, store)  # pure Python too, but short: while they start
         findings = rules.result()
-        for future in running:
-            for index, verdict in future.result():
-                seen = results[index].engines.get(verdict.engine)
-                if seen is None or (seen.ok and not verdict.ok):  # a failing pass decides
-                    results[index].engines[verdict.engine] = verdict
+        _merge(results, [v for future in running for v in future.result()])
     for res, found in zip(results, findings, strict=True):
         _judge(res, profiles, found)
     results += [

@@ -60,9 +60,11 @@ def _code_digest() -> str:
     return h.hexdigest()
 
 
-def rules_key(source: str) -> str:
-    """What decides Tint's static findings on ``source``: the text and wgslgen's code."""
-    return hashlib.sha256(json.dumps([_code_digest(), "tint rules", source]).encode()).hexdigest()
+def value_key(kind: str, *parts: Any) -> str:
+    """The key of a value wgslgen/check's code computes from ``parts`` alone (Tint's static
+    findings from a text, a text's interface mismatches), as one digest."""
+    text = json.dumps([_code_digest(), kind, *parts], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def shader_key(identity: str, shader: ShaderInput) -> str:
