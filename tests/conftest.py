@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,11 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GOOD_KERNELS = FIXTURES / "kernels" / "good"
 BROKEN_KERNELS = FIXTURES / "kernels" / "broken"
 SEED = GOOD_KERNELS / "seed.wgsl"
+
+# Every test runs the real compilers: a verdict remembered from an earlier run (the user-level
+# cache of wgslgen/check/verdict_cache.py) would hide a regression. The cache's own tests
+# turn it back on in a private folder.
+os.environ.setdefault("WGSLGEN_NO_CACHE", "1")
 
 
 @pytest.fixture
