@@ -43,22 +43,18 @@ def apply_overrides(
     (several values of one axis select each of them); all variants when none."""
     if not overrides:
         return list(spec.variants)
-    wanted: dict[str, list] = {}
-    for name, texts in overrides.items():
-        axis = spec.axis(name)
-        for text in [texts] if isinstance(texts, str) else texts:
-            matches = [v for v in axis.values if str(v) == text]
-            if not matches:
-                raise WgslgenError(
-                    f"kernel {spec.name}: axis {axis.name} has no value {text!r}; "
-                    f"values: {', '.join(map(str, axis.values))}"
-                )
-            wanted.setdefault(axis.name, []).append(matches[0])  # name and key: one axis
-    chosen = [v for v in spec.variants if all(v.params[k] in x for k, x in wanted.items())]
+    from wgslgen.spec.space import overridden  # its values, unknown ones named
+
+    space = overridden(spec, overrides)
+    chosen = list(space)
     if not chosen:
         raise WgslgenError(
             f"kernel {spec.name}: no variant satisfies the constraints with "
-            + ", ".join(f"{k}={'|'.join(map(str, x))}" for k, x in wanted.items())
+            + ", ".join(
+                f"{name}={'|'.join(map(str, vals))}"
+                for name, vals, full in zip(space.names, space.values, spec.axes, strict=True)
+                if len(vals) < len(full.values)
+            )
         )
     return chosen
 
