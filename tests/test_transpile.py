@@ -72,11 +72,20 @@ def test_whole_library_to_spirv_passes_spirv_val(capsys, tmp_path: Path, naga: N
     elapsed = time.monotonic() - start
     assert code == 0, report["summary"]
     assert report["summary"]["renderings"] == len(readable)
-    assert report["summary"]["targets"]["spv"]["ok"] == len(readable)
+    # naga writes SPIR-V 1.0 here; the subgroup variants need 1.3: unsupported, not a failure.
+    subgroup = {r.relpath for r in readable if "subgroup" in r.features}
+    assert subgroup, "the library has subgroup variants (early = 2, 3 of the split kernels)"
+    assert report["summary"]["targets"]["spv"]["ok"] == len(readable) - len(subgroup)
+    assert report["summary"]["targets"]["spv"]["unsupported"] == len(subgroup)
     assert report["spirv_val"] and "SPIRV-Tools" in report["spirv_val"]
     by_source = {r["source"]: r for r in report["results"]}
     for r in readable:
         if r.relpath not in valid:
+            continue
+        if r.relpath in subgroup:
+            outcome = by_source[r.relpath]["targets"]["spv"]
+            assert outcome["status"] == "unsupported" and "SPIR-V 1.3" in outcome["message"]
+            assert not (tmp_path / r.kernel / f"{r.name}.spv").exists()
             continue
         path = tmp_path / r.kernel / f"{r.name}.spv"
         assert by_source[r.relpath]["targets"]["spv"] == {
@@ -91,7 +100,7 @@ def test_whole_library_to_spirv_passes_spirv_val(capsys, tmp_path: Path, naga: N
         assert done.returncode == 0, f"{path.name}: {done.stdout}{done.stderr}"
     # Only SPIR-V files, one per variant; temporary files of the atomic writes are gone.
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == sorted(
-        f"{r.name}.spv" for r in readable
+        f"{r.name}.spv" for r in readable if r.relpath not in subgroup
     )
     # Batched translation: the whole library in well under 30 s (one Node process per
     # variant took about 5 minutes).
