@@ -9,6 +9,10 @@ from wgslgen.render.renderer import RenderedVariant
 from wgslgen.spec.kernel import Variant
 from wgslgen.vendor.expr import Tree, const, to_tree, to_value
 
+# wgpu-py's feature names → the WebGPU standard's, which the manifest speaks (browsers, Dawn and
+# the generated runtimes read it; the Python runtime maps back to wgpu-py's names).
+WEBGPU_FEATURE_NAMES = {"subgroup": "subgroups"}
+
 # Bytes per logical element in a buffer, and elements per 4-byte word (pf16 packs two).
 _ITEM = {"f32": 4, "u32": 4, "i32": 4, "f16": 2, "pf16": 2}
 
@@ -148,7 +152,9 @@ def variant_entry(
         "scratch": [
             {"binding": b["name"], "size": b["min_binding_size"]} for b in bindings if b["scratch"]
         ],
-        "features": sorted(set().union(*(r.features for r in renderings))),
+        "features": sorted(
+            {WEBGPU_FEATURE_NAMES.get(f, f) for r in renderings for f in r.features}
+        ),
         "limits": limits_needed(first),
         "preconditions": preconditions,
         "portable": portable,

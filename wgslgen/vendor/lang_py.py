@@ -67,7 +67,8 @@ def required(plan: Plan) -> tuple[list[str], dict[str, int]]:
     """Features and limits (wgpu-py names) to request for ``plan``'s variant."""
     v = MANIFEST["variants"][plan.variant]
     kebab = {{k: "".join("-" + c.lower() if c.isupper() else c for c in k) for k in v["limits"]}}
-    return list(v["features"]), {{
+    wgpu_names = {{std: ours for ours, std in _runtime.WEBGPU_FEATURE_NAMES.items()}}
+    return [wgpu_names.get(f, f) for f in v["features"]], {{
         kebab[k]: n for k, n in v["limits"].items() if n > _runtime.WEBGPU_DEFAULTS.get(k, 0)
     }}
 

@@ -47,6 +47,9 @@ def evaluate(tree: Mapping[str, Any], scope: Mapping[str, int]) -> int:
 
 
 # WebGPU's default limits that a vendored variant may need more of (camelCase).
+# wgpu-py's feature names that differ from the WebGPU standard's (which the manifest uses).
+WEBGPU_FEATURE_NAMES = {"subgroup": "subgroups"}
+
 WEBGPU_DEFAULTS = {
     "maxComputeWorkgroupStorageSize": 16384, "maxComputeInvocationsPerWorkgroup": 256,
     "maxComputeWorkgroupSizeX": 256, "maxComputeWorkgroupSizeY": 256,
@@ -82,7 +85,7 @@ def facts_from_wgpu(adapter: Any) -> AdapterFacts:
         architecture=str(info.get("architecture", "")),
         device=str(info.get("device", "")),
         backend=str(info.get("backend_type", "")),
-        features=frozenset(str(f) for f in adapter.features),
+        features=frozenset(WEBGPU_FEATURE_NAMES.get(str(f), str(f)) for f in adapter.features),
         limits={_camel(k): int(v) for k, v in adapter.limits.items() if isinstance(v, int)},
     )
 
