@@ -216,6 +216,29 @@ def _check_spirv_outcomes(exe: str, spirv: list[tuple[TargetOutcome, bytes]]) ->
             outcome.diagnostic = verdict
 
 
+def _sort_translations(
+    chosen: Sequence[RenderedVariant], translations: Any, targets: Sequence[str], out: Path
+) -> tuple[list[TranspiledVariant], list[tuple[TargetOutcome, str, Path, bytes]], list[Path]]:
+    """Each rendering's outcomes; the files to write once checked; the paths to remove."""
+    results = []
+    files: list[tuple[TargetOutcome, str, Path, bytes]] = []
+    stale: list[Path] = []
+    for r in chosen:
+        result = TranspiledVariant(r)
+        for t in targets:
+            value = translations[r.relpath][t]
+            outcome = result.outcomes[t] = _outcome(r, value)
+            if isinstance(value, TranslationError):
+                stale.append(output_path(out, r, t))
+            else:
+                data = value if isinstance(value, bytes) else value.encode("utf-8")
+                if t == "spv" and (why := _spirv_lacks(r, data)):
+                    outcome.status, outcome.message = "unsupported", why
+                files.append((outcome, t, output_path(out, r, t), data))
+        results.append(result)
+    return results, files, stale
+
+
 def _known_targets(targets: Sequence[str]) -> list[str]:
     unknown = [t for t in targets if t not in TARGETS]
     if unknown:
@@ -247,23 +270,7 @@ def transpile(
 
     sources = [(r.relpath, r.source, r.entry_point) for r in chosen]
     translations = NagaTranslator(engine).translate_many(sources, targets, on_progress=on_progress)
-    results = []
-    files: list[tuple[TargetOutcome, str, Path, bytes]] = []  # what to write, once checked
-    stale: list[Path] = []
-    for r, (sid, _, _) in zip(chosen, sources, strict=True):
-        result = TranspiledVariant(r)
-        for t in targets:
-            value = translations[sid][t]
-            outcome = result.outcomes[t] = _outcome(r, value)
-            if isinstance(value, TranslationError):
-                stale.append(output_path(out, r, t))
-            else:
-                data = value if isinstance(value, bytes) else value.encode("utf-8")
-                if t == "spv" and (why := _spirv_lacks(r, data)):
-                    outcome.status, outcome.message = "unsupported", why
-                files.append((outcome, t, output_path(out, r, t), data))
-        results.append(result)
-
+    results, files, stale = _sort_translations(chosen, translations, targets, out)
     if exe:
         spirv = [(o, data) for o, t, _, data in files if t == "spv" and o.status == "ok"]
         _check_spirv_outcomes(exe, spirv)
