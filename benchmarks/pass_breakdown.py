@@ -1,0 +1,85 @@
+"""Where a multi-pass variant's time goes: each pass timed alone, and all of them together.
+
+    python benchmarks/pass_breakdown.py --kernel attention_bwd_dq_split \
+        --variant wg256_ch128_g1_u4_e4_sf16 --shape 256,8,4,4096 [--adapter gpu] [--json F]
+
+Each variant is first checked against the reference at each shape (a wrong variant is not
+timed); then the passes are timed with wgslgen's own method (GPU timestamps, warm and cold)
+on the same buffers: all passes, then each pass alone. A pass timed alone still pays one
+dispatch's launch, so the parts add up to more than the whole by about (passes − 1) launches.
+Shapes are (head_dim, n_heads, n_kv_heads, history_len), as in fair_attention.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from fair_attention import shape_of  # noqa: E402
+
+from wgslgen.render.renderer import render  # noqa: E402
+from wgslgen.run.harness import Harness  # noqa: E402
+from wgslgen.run.protocol import JobKind  # noqa: E402
+from wgslgen.spec.loader import discover, select  # noqa: E402
+from wgslgen.tune.bench import Measurement  # noqa: E402
+
+
+def time_passes(h: Harness, rendered, shape: dict[str, int], budget_s: float) -> dict:
+    """{'all' | entry point: {'warm': µs, 'cold': µs}} of one checked variant at one shape."""
+    data = h.test_data(rendered.variant.case(shape))
+    job = h.job(rendered, data, JobKind.BENCH)
+    subsets = {"all": job.passes} | {p.entry_point: (p,) for p in job.passes}
+    out = {}
+    for label, passes in subsets.items():
+        out[label] = {}
+        for mode in ("warm", "cold"):
+            timed = dataclasses.replace(
+                job, passes=passes, options={"warm": mode == "warm", "budget_s": budget_s}
+            )
+            reply = h.worker.call(timed, h.timeout)
+            if not reply.ok or reply.measurement is None:
+                raise SystemExit(f"{rendered.name} {label}: {reply.stage} failed: {reply.error}")
+            out[label][mode] = Measurement.from_dict(reply.measurement).median_ns / 1e3
+    return out
+
+
+def main() -> int:
+    """Check, time and print each variant × shape's passes."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--variant", action="append", required=True, help="name without kernel__")
+    ap.add_argument("--shape", action="append", required=True, help="d,H,KV,N (repeatable)")
+    ap.add_argument("--adapter", default="gpu")
+    ap.add_argument("--budget-s", type=float, default=0.2)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    spec = select(discover([ROOT / "templates"]), [args.kernel])[0]
+    by_name = {v.name: v for v in spec.variants}
+    rows = []
+    with Harness(args.adapter, timeout=120) as h:
+        print(f"adapter: {h.adapter_info['label']}")
+        for name in args.variant:
+            rendered = render(by_name[f"{args.kernel}__{name}"], "naga")
+            for s in args.shape:
+                shape = shape_of(args.kernel, tuple(int(x) for x in s.split(",")))
+                check = h.check(rendered, shape)
+                if check.status != "pass":
+                    raise SystemExit(f"{name} @ {s}: {check.status}: {check.message}")
+                times = time_passes(h, rendered, shape, args.budget_s)
+                rows.append({"variant": name, "shape": s, "times_us": times})
+                parts = "  ".join(f"{k} {v['warm']:.1f}/{v['cold']:.1f}" for k, v in times.items())
+                print(f"{name} @ {s}: {parts}  (µs warm/cold)", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
