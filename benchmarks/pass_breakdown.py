@@ -68,6 +68,8 @@ def main() -> int:
         for name in args.variant:
             rendered = render(by_name[f"{args.kernel}__{name}"], "naga")
             for s in args.shape:
+                # A fresh worker (device) per case: a long-lived one drifts (README: timing drift).
+                h.worker.close()
                 shape = shape_of(args.kernel, tuple(int(x) for x in s.split(",")))
                 check = h.check(rendered, shape)
                 if check.status != "pass":
