@@ -170,16 +170,7 @@ def _prepare_all(
 def _overrides_of(rendered: RenderedVariant, given: Mapping[str, float]) -> dict[str, float]:
     """The kernel.toml [overrides] values of the rendering's variant, then ``given`` (which
     win, as the command line does)."""
-    variant = rendered.variant
-    values: dict[str, float] = {}
-    for name, expression in variant.spec.overrides:
-        value = expression(variant.params)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise WgslgenError(
-                f"{expression.where}: must be a number, got {value!r} for {variant.name}"
-            )
-        values[name] = value
-    return {**values, **given}
+    return {**rendered.variant.override_values, **given}
 
 
 def _shaders(

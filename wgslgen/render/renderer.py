@@ -55,6 +55,13 @@ class RenderedVariant:
     variant: Variant
     facts: Mapping[str, WgslFacts]  # per entry point, read once here and carried forward
 
+    @property
+    def constants(self) -> dict[str, float]:
+        """Pipeline constants: the variant's [overrides] values of the overrides this text
+        declares (WebGPU refuses a constant the module does not declare)."""
+        declared = frozenset().union(*(f.overrides for f in self.facts.values()))
+        return {k: v for k, v in self.variant.override_values.items() if k in declared}
+
     def origin(self, line: int) -> tuple[str, int]:
         """The template file and line that produced 1-based output ``line``."""
         if 1 <= line <= len(self.source_map):
@@ -234,7 +241,11 @@ def _rendered(
     """The RenderedVariant of one text: the only place its WGSL facts are read."""
     spec = variant.spec
     source, source_map = text
-    facts = {ep: wgsl.analyze(source, ep) for ep in spec.entry_points}
+    # kernel.toml's [overrides] size what an `override` sizes (@workgroup_size(wg)): with
+    # them the facts are the pipeline's, so limits, test plans and vendoring see real sizes.
+    # A kernel without them is read by the very call it always was.
+    given = (variant.override_values,) if variant.override_values else ()
+    facts = {ep: wgsl.analyze(source, ep, *given) for ep in spec.entry_points}
     needed = frozenset().union(*(wgsl.required_features(f) for f in facts.values()))
     return RenderedVariant(
         kernel=spec.name,

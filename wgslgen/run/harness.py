@@ -130,6 +130,7 @@ class Harness:
             bindings=tuple(bindings),
             passes=tuple(PassDispatch(entry, dispatch) for entry, dispatch in case.passes),
             options=options,
+            constants=rendered.constants,
         )
 
     def run(self, rendered: RenderedVariant, shape: Mapping[str, int]) -> dict[str, np.ndarray]:

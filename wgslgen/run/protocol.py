@@ -68,6 +68,7 @@ class DispatchJob:
     bindings: tuple[BufferBinding, ...]
     passes: tuple[PassDispatch, ...]
     options: dict[str, Any] = field(default_factory=dict)  # bench.measure's keyword arguments
+    constants: dict[str, float] = field(default_factory=dict)  # values of `override`s, by name
 
 
 @dataclass(frozen=True)

@@ -82,17 +82,22 @@ class Runner:
         """The compute pipelines (one per pass) and bind group layouts of the job."""
         layout_key = tuple((b.group, b.binding, b.type) for b in job.bindings)
         entries = tuple(p.entry_point for p in job.passes)
-        key = (dev_key, job.sha256, entries, layout_key)
+        constants = dict(job.constants)
+        key = (dev_key, job.sha256, entries, layout_key, tuple(sorted(constants.items())))
         if key in self.pipelines:
             self.pipelines.move_to_end(key)
             return self.pipelines[key]
         layouts = self._layouts(device, job.bindings)
         module = device.create_shader_module(code=job.source)
         pipeline_layout = device.create_pipeline_layout(bind_group_layouts=layouts)
-        # One pipeline per pass; they share the module and the layout of the interface.
+        # One pipeline per pass; they share the module, the layout of the interface and the
+        # override values (wgpu-py takes any number and hands WebGPU a double).
+        stage: dict[str, Any] = {"module": module}
+        if constants:
+            stage["constants"] = constants
         pipe = [
             device.create_compute_pipeline(
-                layout=pipeline_layout, compute={"module": module, "entry_point": entry}
+                layout=pipeline_layout, compute={**stage, "entry_point": entry}
             )
             for entry in entries
         ]

@@ -208,6 +208,22 @@ class Variant:
             )
         return Interface(self.spec.uniform, tuple(bindings))
 
+    @cached_property
+    def override_values(self) -> dict[str, float]:
+        """The kernel.toml [overrides] values at these axis values: the one rule that every
+        stage (facts, validation, test, tune, vendor) reads them by; a value that is not a
+        number is an error naming the kernel.toml key."""
+        values: dict[str, float] = {}
+        for name, expression in self.spec.overrides:
+            value = expression(self.params)
+            # bool is an int to Python, but a WGSL override's value must be a number.
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise WgslgenError(
+                    f"{expression.where}: must be a number, got {value!r} for {self.name}"
+                )
+            values[name] = value
+        return values
+
     def case(self, shape: Mapping[str, int]) -> Case:
         """This variant at ``shape``: the one place a shape is checked and its scope computed.
 

@@ -259,10 +259,12 @@ class KernelFile(_Table):
     tune: TuneTable = Field(TuneTable(), description="tuning shapes")
     overrides: dict[OverrideName, OverrideValue] = Field(
         {},
-        description="values of the template's WGSL `override` constants for `validate` and "
-        "`build` (the static limit facts, and pipeline constants for wgpu and Dawn), as "
-        "`--override NAME=VALUE` gives them (the command line wins): name = a number or an "
-        "expression over the axes",
+        description="values of the template's WGSL `override` constants, per variant: name = "
+        "a number or an expression over the axes. Every stage uses them: the static limit "
+        "facts, `validate` and `build` (pipeline constants for wgpu and Dawn; "
+        "`--override NAME=VALUE` wins), the pipelines `test` and `tune` run (a value is part "
+        "of a tuning record's judging key), and `vendor` (the manifest's `constants` of each "
+        "variant, which every binding passes at pipeline creation)",
     )
 
     @model_validator(mode="after")

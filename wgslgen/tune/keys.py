@@ -30,8 +30,9 @@ def result_sha256(rendered: RenderedVariant) -> str:
 def judge_sha256(variant: Variant) -> str:
     """What, besides the code, decides a variant's outcome: how it is dispatched and fed
     (dispatch, derived values, preconditions, counts, interface), the tolerance it is held
-    to, the reference's code and the judging code's version (not the input seed: the key
-    carries it apart, so a prune can judge records of any seed).
+    to, the values of its WGSL overrides (kernel.toml [overrides]), the reference's code and
+    the judging code's version (not the input seed: the key carries it apart, so a prune can
+    judge records of any seed).
 
     Tightening one tolerance changes this only for the variants it applies to.
     """
@@ -56,6 +57,10 @@ def judge_sha256(variant: Variant) -> str:
         if reference is not None and reference.is_file()
         else None,
     }
+    # [overrides] values change the run as code does; only a kernel that has them gets the
+    # key, so the records of every kernel without them keep their digest.
+    if variant.override_values:
+        doc["constants"] = variant.override_values
     text = json.dumps(doc, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -138,7 +138,8 @@ def variant_entry(
         elif not value:
             preconditions.append({"text": pre.text, "expr": const(0)})
     naga = next((r for r in renderings if r.family in ("any", "naga")), first)
-    return {
+    constants = {k: v for r in renderings for k, v in r.constants.items()}
+    entry = {
         "kernel": variant.spec.name,
         "name": variant.name,
         "params": dict(variant.params),
@@ -160,3 +161,6 @@ def variant_entry(
         "portable": portable,
         "validated_by": sorted(validated_by),
     }
+    if constants:  # only then: a manifest without overrides stays as it was, byte for byte
+        entry["constants"] = dict(sorted(constants.items()))
+    return entry

@@ -54,6 +54,11 @@ def _lit(text: str) -> str:
     return json.dumps(text)  # a JSON string is a valid Rust string literal for these texts
 
 
+def _f64(value: float) -> str:
+    """A Rust f64 literal: ``64`` must be written ``64.0``."""
+    return repr(float(value))
+
+
 def _opt(value: Any) -> str:
     return "None" if value is None else f"Some({_lit(value) if isinstance(value, str) else value})"
 
@@ -114,11 +119,13 @@ def _variant_module(name: str, v: dict[str, Any]) -> str:
     )
     limits = ", ".join(f"({_lit(k)}, {n})" for k, n in sorted(v["limits"].items()))
     features = ", ".join(_lit(f) for f in v["features"])
+    constants = ", ".join(f"({_lit(k)}, {_f64(x)})" for k, x in v.get("constants", {}).items())
     body = [
         f"pub const NAME: &str = {_lit(name)};",
         f'pub const WGSL: &str = include_str!("../{file}");',
         f"pub const FEATURES: &[&str] = &[{features}];",
         f"pub const LIMITS: &[(&str, i64)] = &[{limits}];",
+        f"pub const CONSTANTS: &[(&str, f64)] = &[{constants}];",
         "#[derive(Clone, Copy, Debug)]",
         f"pub struct Vars {{ {', '.join(f'pub {n}: i64' for n in names)} }}",
         f"pub fn vars(s: &{kshape}) -> Vars {{\n    let v = Vars {{ {init} }};\n{lets}\n    v\n}}",
@@ -127,7 +134,7 @@ def _variant_module(name: str, v: dict[str, Any]) -> str:
         f"pub fn buffer_sizes(v: &Vars) -> Vec<(&'static str, i64, bool)> {{ vec![{sizes}] }}",
         f"pub fn scratch_sizes(v: &Vars) -> Vec<(&'static str, i64)> {{ vec![{scratch}] }}",
         "pub fn failed_preconditions(v: &Vars) -> Vec<&'static str> {\n"
-        f"    let mut out = Vec::new();\n{pre}\n    out\n}}",
+        + (f"    let mut out = Vec::new();\n{pre}\n    out\n}}" if pre else "    Vec::new()\n}"),
     ]
     indented = "\n".join("    " + line if line else "" for line in "\n".join(body).split("\n"))
     return f"#[allow(unused_variables, clippy::all)]\npub mod {name} {{\n{indented}\n}}\n"
@@ -189,7 +196,7 @@ def _dispatcher(manifest: dict[str, Any]) -> str:
             f"features: {name}::FEATURES, limits: {name}::LIMITS, "
             f"preconditions: {name}::failed_preconditions(&v), dispatch: {name}::dispatch(&v), "
             f"buffer_sizes: {name}::buffer_sizes(&v), scratch_sizes: {name}::scratch_sizes(&v), "
-            f"uniform: {name}::uniform_bytes(&v) }}) }}"
+            f"uniform: {name}::uniform_bytes(&v), constants: {name}::CONSTANTS }}) }}"
         )
     sels = []
     for kernel in sorted(manifest["kernels"]):

@@ -115,6 +115,9 @@ class Variant(_Model):
     preconditions: list[Precondition]
     portable: bool
     validated_by: list[str]
+    # Absent when the kernel has no kernel.toml [overrides]: values of the shader's `override`
+    # declarations that every pass's pipeline is created with (GPUProgrammableStage.constants).
+    constants: dict[str, float] = Field(default_factory=dict)
 
 
 class Candidate(_Model):

@@ -298,9 +298,11 @@ def _choose_fallbacks(kernels, engines, verdicts) -> dict[str, tuple[str, list[R
 
 
 def _abi(variants: dict[str, Any]) -> str:
-    """A digest of what a caller binds and dispatches: changes exactly when that changes."""
-    keys = ("bindings", "uniform", "passes", "scratch", "derived", "sizes")
-    abi = {n: {k: v[k] for k in keys} for n, v in variants.items()}
+    """A digest of what a caller binds, dispatches and creates pipelines with: changes
+    exactly when that changes."""
+    # "constants" is in a variant only when it has some: the digests of the others stay.
+    keys = ("bindings", "uniform", "passes", "scratch", "derived", "sizes", "constants")
+    abi = {n: {k: v[k] for k in keys if k in v} for n, v in variants.items()}
     return hashlib.sha256(json.dumps(abi, sort_keys=True).encode()).hexdigest()[:16]
 
 

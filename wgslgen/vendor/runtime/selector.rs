@@ -39,6 +39,7 @@ pub struct Parts {
     pub buffer_sizes: Vec<(&'static str, i64, bool)>,
     pub scratch_sizes: Vec<(&'static str, i64)>,
     pub uniform: Vec<u8>,
+    pub constants: &'static [(&'static str, f64)],
 }
 
 /// What to run: the variant, its WGSL, every pass's workgroup counts, sizes, uniform bytes.
@@ -52,6 +53,8 @@ pub struct Plan {
     pub scratch_sizes: Vec<(&'static str, u64)>,
     pub uniform: Vec<u8>,
     pub rejected: Vec<(&'static str, String)>,
+    /// Values of the shader's `override`s: every pass's pipeline is created with them.
+    pub constants: &'static [(&'static str, f64)],
 }
 
 /// No vendored variant can run: each candidate with why it was dropped.
@@ -156,6 +159,7 @@ fn to_plan(p: Parts, rejected: Vec<(&'static str, String)>) -> Plan {
         scratch_sizes: p.scratch_sizes.iter().map(|(n, s)| (*n, *s as u64)).collect(),
         uniform: p.uniform,
         rejected,
+        constants: p.constants,
     }
 }
 

@@ -53,7 +53,10 @@ pub fn encode(
                 layout: Some(&pipeline_layout),
                 module: &module,
                 entry_point: Some(entry),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: plan.constants,
+                    ..Default::default()
+                },
                 cache: None,
             })
         })

@@ -102,6 +102,8 @@ class Plan:
     scratch_sizes: Mapping[str, int]
     uniform: bytes
     rejected: tuple[tuple[str, str], ...]  # (variant, why) tried before this one
+    # Values of the shader's `override`s: every pass's pipeline is created with them.
+    constants: Mapping[str, float] = field(default_factory=dict)
 
 
 class NoViable(Exception):
@@ -228,7 +230,10 @@ def plan_for(
     )
     scratch = {s["binding"]: evaluate(s["size"], scope) for s in variant["scratch"]}
     uniform = pack_uniform(variant, scope)
-    return Plan(variant["kernel"], name, scope, dispatch, sizes, scratch, uniform, rejected)  # type: ignore[arg-type]
+    constants = dict(variant.get("constants", {}))
+    return Plan(
+        variant["kernel"], name, scope, dispatch, sizes, scratch, uniform, rejected, constants,  # type: ignore[arg-type]
+    )  # fmt: skip
 
 
 def run(
@@ -274,11 +279,14 @@ def run(
         bind_groups.append(device.create_bind_group(layout=layout, entries=resources))
     pipeline_layout = device.create_pipeline_layout(bind_group_layouts=layouts)
     module = device.create_shader_module(code=source)
+    stage: dict[str, Any] = {"module": module}
+    if plan.constants:
+        stage["constants"] = dict(plan.constants)
     encoder = device.create_command_encoder()
     cpass = encoder.begin_compute_pass()
     for entry, (x, y, z) in plan.dispatch:
         pipeline = device.create_compute_pipeline(
-            layout=pipeline_layout, compute={"module": module, "entry_point": entry}
+            layout=pipeline_layout, compute={**stage, "entry_point": entry}
         )
         cpass.set_pipeline(pipeline)
         for i, bg in zip(groups, bind_groups, strict=True):

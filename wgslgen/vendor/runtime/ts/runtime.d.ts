@@ -63,6 +63,8 @@ export interface VariantEntry {
     portable: boolean;
     provenance_sha256: string;
     validated_by: string[];
+    /** Values of the shader's `override`s (absent when none): every pass's pipeline gets them. */
+    constants?: Record<string, number>;
 }
 export interface Rule {
     label: string;
@@ -110,6 +112,7 @@ export interface Plan {
     scratchSizes: Record<string, number>;
     uniform: Uint8Array;
     rejected: [string, string][];
+    constants: Record<string, number>;
 }
 export declare class NoViableError extends Error {
     kernel: string;

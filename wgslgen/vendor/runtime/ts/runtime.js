@@ -138,7 +138,8 @@ export function planFor(m, name, shape, rejected = []) {
     for (const s of v.scratch)
         scratchSizes[s.binding] = evaluate(s.size, scope);
     const dispatch = v.passes.map((p) => [p.entry_point, p.dispatch.map((d) => evaluate(d, scope))]);
-    return { kernel: v.kernel, variant: name, scope, dispatch, bufferSizes, scratchSizes, uniform: packUniform(v, scope), rejected };
+    const constants = { ...(v.constants ?? {}) };
+    return { kernel: v.kernel, variant: name, scope, dispatch, bufferSizes, scratchSizes, uniform: packUniform(v, scope), rejected, constants };
 }
 /** The first viable candidate's plan; NoViableError names why each candidate was dropped. */
 export function selectWithFacts(m, kernel, facts, shape) {
@@ -211,9 +212,11 @@ export function encodePlan(device, encoder, m, wgsl, plan, buffers) {
         layout: layouts[i],
         entries: v.bindings.filter((b) => b.group === g).map((b) => ({ binding: b.binding, resource: { buffer: bufs[b.name] } })),
     }));
+    // Only a variant with overrides passes constants: the others' pipelines stay as they were.
+    const stage = Object.keys(plan.constants).length ? { module, constants: plan.constants } : { module };
     const pass = encoder.beginComputePass();
     for (const [entry, [x, y, z]] of plan.dispatch) {
-        pass.setPipeline(device.createComputePipeline({ layout, compute: { module, entryPoint: entry } }));
+        pass.setPipeline(device.createComputePipeline({ layout, compute: { ...stage, entryPoint: entry } }));
         groups.forEach((g, i) => pass.setBindGroup(g, bindGroups[i]));
         pass.dispatchWorkgroups(x, y, z);
     }

@@ -17,6 +17,8 @@ export interface VariantEntry {
   bindings: BindingEntry[]; passes: PassEntry[]; scratch: { binding: string; size: Expr }[];
   features: string[]; limits: Record<string, number>; preconditions: { text: string; expr: Expr }[];
   portable: boolean; provenance_sha256: string; validated_by: string[];
+  /** Values of the shader's `override`s (absent when none): every pass's pipeline gets them. */
+  constants?: Record<string, number>;
 }
 export interface Rule {
   label: string; match: Record<string, string | null>;
@@ -37,6 +39,7 @@ export interface Plan {
   kernel: string; variant: string; scope: Record<string, number>;
   dispatch: [string, [number, number, number]][]; bufferSizes: Record<string, number>;
   scratchSizes: Record<string, number>; uniform: Uint8Array; rejected: [string, string][];
+  constants: Record<string, number>;
 }
 
 export class NoViableError extends Error {
@@ -162,7 +165,8 @@ export function planFor(m: Manifest, name: string, shape: Shape, rejected: [stri
   const scratchSizes: Record<string, number> = {};
   for (const s of v.scratch) scratchSizes[s.binding] = evaluate(s.size, scope);
   const dispatch = v.passes.map((p) => [p.entry_point, p.dispatch.map((d) => evaluate(d, scope))] as [string, [number, number, number]]);
-  return { kernel: v.kernel, variant: name, scope, dispatch, bufferSizes, scratchSizes, uniform: packUniform(v, scope), rejected };
+  const constants = { ...(v.constants ?? {}) };
+  return { kernel: v.kernel, variant: name, scope, dispatch, bufferSizes, scratchSizes, uniform: packUniform(v, scope), rejected, constants };
 }
 
 /** The first viable candidate's plan; NoViableError names why each candidate was dropped. */
@@ -230,9 +234,11 @@ export function encodePlan(device: GPUDevice, encoder: GPUCommandEncoder, m: Man
     layout: layouts[i],
     entries: v.bindings.filter((b) => b.group === g).map((b) => ({ binding: b.binding, resource: { buffer: bufs[b.name] } })),
   }));
+  // Only a variant with overrides passes constants: the others' pipelines stay as they were.
+  const stage = Object.keys(plan.constants).length ? { module, constants: plan.constants } : { module };
   const pass = encoder.beginComputePass();
   for (const [entry, [x, y, z]] of plan.dispatch) {
-    pass.setPipeline(device.createComputePipeline({ layout, compute: { module, entryPoint: entry } }));
+    pass.setPipeline(device.createComputePipeline({ layout, compute: { ...stage, entryPoint: entry } }));
     groups.forEach((g, i) => pass.setBindGroup(g, bindGroups[i]));
     pass.dispatchWorkgroups(x, y, z);
   }
