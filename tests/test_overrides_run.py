@@ -5,7 +5,6 @@ manifest lists them and its Python, TypeScript and Rust bindings pass them."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 
 from tests import vendor_helpers as vh
 from tests.conftest import ROOT
-from tests.test_vendor_node import ICD
+from tests.test_vendor_node import ICD, run_node_client
 from tests.vendor_clients import rust_conformance
 from wgslgen.cli import main
 from wgslgen.errors import WgslgenError
@@ -236,21 +235,7 @@ def test_the_vendored_python_runtime_runs_it(vendored, tmp_path: Path) -> None:
 )
 def test_the_vendored_js_module_runs_it_on_dawn(vendored, tmp_path: Path) -> None:
     out, manifest, _ = vendored
-    report = tmp_path / "report.json"
-    env = {
-        **os.environ,
-        "VK_ICD_FILENAMES": str(ICD),
-        "WGSLGEN_VENDORED_JS": str(out / "ts" / "wgslgen_kernels.js"),
-        "WGSLGEN_CASES": str(out.parent / "cases.json"),
-        "WGSLGEN_REPORT": str(report),
-    }
-    test_file = ROOT / "tests" / "vendor_clients" / "node_client.test.mjs"
-    proc = subprocess.run(
-        ["node", "--test", str(test_file)], cwd=ROOT, env=env, capture_output=True, text=True,
-        timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert json.loads(report.read_text())["ran"] == list(manifest["variants"])
+    assert run_node_client(out, tmp_path)["ran"] == list(manifest["variants"])
 
 
 @pytest.mark.skipif(shutil.which("rustc") is None, reason="rustc is not installed")

@@ -32,6 +32,26 @@ def swiftshader_icd() -> Path | None:
 ICD = swiftshader_icd()
 
 
+def run_node_client(out: Path, tmp_path: Path) -> dict:
+    """Run the vendored JS module of ``out`` on the cases beside it under Node (Dawn on
+    SwiftShader), through tests/vendor_clients/node_client.test.mjs; its report."""
+    report = tmp_path / "report.json"
+    env = {
+        **os.environ,
+        "VK_ICD_FILENAMES": str(ICD),
+        "WGSLGEN_VENDORED_JS": str(out / "ts" / "wgslgen_kernels.js"),
+        "WGSLGEN_CASES": str(out.parent / "cases.json"),
+        "WGSLGEN_REPORT": str(report),
+    }
+    test_file = ROOT / "tests" / "vendor_clients" / "node_client.test.mjs"
+    proc = subprocess.run(
+        ["node", "--test", str(test_file)], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    return json.loads(report.read_text())
+
+
 @pytest.fixture(scope="module")
 def vendored(tmp_path_factory):
     return vh.shared(tmp_path_factory)
@@ -75,21 +95,7 @@ def test_vendored_ts_module_typechecks(vendored):
 )
 def test_node_dawn_swiftshader_runs_the_shared_cases(tmp_path, vendored):
     out, plan, _ = vendored
-    report = tmp_path / "report.json"
-    env = {
-        **os.environ,
-        "VK_ICD_FILENAMES": str(ICD),
-        "WGSLGEN_VENDORED_JS": str(out / "ts" / "wgslgen_kernels.js"),
-        "WGSLGEN_CASES": str(out.parent / "cases.json"),
-        "WGSLGEN_REPORT": str(report),
-    }
-    test_file = ROOT / "tests" / "vendor_clients" / "node_client.test.mjs"
-    proc = subprocess.run(
-        ["node", "--test", str(test_file)], cwd=ROOT, env=env, capture_output=True, text=True,
-        timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    got = json.loads(report.read_text())
+    got = run_node_client(out, tmp_path)
     # The manifest speaks WebGPU's feature names: Dawn reports "subgroups", wgpu-py "subgroup".
     assert not any("subgroup" in v["features"] for v in plan.manifest["variants"].values())
     f16 = {n for n, v in plan.manifest["variants"].items() if "shader-f16" in v["features"]}
