@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -218,13 +217,7 @@ def test_the_manifest_carries_the_constants(vendored) -> None:
 
 def test_the_vendored_python_runtime_runs_it(vendored, tmp_path: Path) -> None:
     out, manifest, _ = vendored
-    script = ROOT / "tests" / "vendor_clients" / "python_client.py"
-    proc = subprocess.run(
-        [sys.executable, "-I", str(script), str(out), str(out.parent / "cases.json")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    results = [json.loads(x) for x in proc.stdout.splitlines()][:-1]
+    results = vh.run_python_client(out, tmp_path)[:-1]
     assert [r["variant"] for r in results] == list(manifest["variants"])
     assert [r for r in results if not r["ok"]] == []
 

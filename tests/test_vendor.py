@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import struct
-import subprocess
-import sys
 
 import jsonschema
 import pytest
@@ -198,13 +196,7 @@ def test_swiftshader_like_adapter_falls_back_from_f16(vendored):
 
 def test_python_client_in_a_fresh_interpreter(vendored, tmp_path):
     out, plan, _cases = vendored
-    script = ROOT / "tests" / "vendor_clients" / "python_client.py"
-    proc = subprocess.run(
-        [sys.executable, "-I", str(script), str(out), str(out.parent / "cases.json")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = [json.loads(x) for x in proc.stdout.splitlines()]
+    lines = vh.run_python_client(out, tmp_path)
     results, footer = lines[:-1], lines[-1]
     assert not footer["wgslgen_imported"]
     assert {r["variant"] for r in results} == set(plan.manifest["variants"])

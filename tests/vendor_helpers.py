@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -56,3 +58,15 @@ def shared(tmp_path_factory) -> tuple[Path, VendorPlan, dict]:
         plan = vendor(site / "wgk")
         _SHARED.append((site / "wgk", plan, write_cases(plan, site / "cases.json")))
     return _SHARED[0]
+
+
+def run_python_client(out: Path, cwd: Path) -> list[dict]:
+    """Run the vendored Python runtime of ``out`` on the cases beside it, in a fresh ``-I``
+    interpreter (tests/vendor_clients/python_client.py): its JSON lines, the footer last."""
+    script = ROOT / "tests" / "vendor_clients" / "python_client.py"
+    proc = subprocess.run(
+        [sys.executable, "-I", str(script), str(out), str(out.parent / "cases.json")],
+        cwd=cwd, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [json.loads(x) for x in proc.stdout.splitlines()]
