@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from fair_attention import shape_of  # noqa: E402
 
+from wgslgen.errors import WgslgenError  # noqa: E402
 from wgslgen.render.renderer import render  # noqa: E402
 from wgslgen.run.harness import Harness  # noqa: E402
 from wgslgen.run.protocol import JobKind  # noqa: E402
@@ -60,8 +61,14 @@ def main() -> int:
     ap.add_argument("--budget-s", type=float, default=0.2)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    spec = select(discover([ROOT / "templates"]), [args.kernel])[0]
+    try:
+        spec = select(discover([ROOT / "templates"]), [args.kernel])[0]
+    except WgslgenError as e:
+        raise SystemExit(f"error: {e}") from None
     by_name = {v.name: v for v in spec.variants}
+    unknown = [n for n in args.variant if f"{args.kernel}__{n}" not in by_name]
+    if unknown:
+        raise SystemExit(f"{args.kernel} has no variant {', '.join(unknown)}")
     rows = []
     with Harness(args.adapter, timeout=120) as h:
         print(f"adapter: {h.adapter_info['label']}")
