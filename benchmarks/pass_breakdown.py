@@ -8,13 +8,21 @@ timed); then the passes are timed with wgslgen's own method (GPU timestamps, war
 on the same buffers: all passes, then each pass alone. A pass timed alone still pays one
 dispatch's launch, so the parts add up to more than the whole by about (passes − 1) launches.
 Shapes are (head_dim, n_heads, n_kv_heads, history_len), as in fair_attention.py.
+
+``--ablate NAME`` (repeatable) also times the variant with its text changed so that one cost
+is gone, to see what the rest costs (the results are wrong, so these are timed unchecked):
+``k-hits``/``v-hits`` read element 0 of K/V wherever they read it (every load an L1 hit: no
+K/V traffic, the same instructions), ``o-hits``/``p-hits`` the same for d_out and probs,
+``no-barriers`` drops every workgroupBarrier().
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -30,6 +38,27 @@ from wgslgen.run.harness import Harness  # noqa: E402
 from wgslgen.run.protocol import JobKind  # noqa: E402
 from wgslgen.spec.loader import discover, select  # noqa: E402
 from wgslgen.tune.bench import Measurement  # noqa: E402
+
+# name -> (pattern, replacement) of an ablation (see the module docstring)
+ABLATIONS = {
+    "k-hits": (r"\bk_hist\[[^\]]*\]", "k_hist[0u]"),
+    "v-hits": (r"\bv_hist\[[^\]]*\]", "v_hist[0u]"),
+    "o-hits": (r"\bd_out\[[^\]]*\]", "d_out[0u]"),
+    "p-hits": (r"\bprobs\[[^\]]*\]", "probs[0u]"),
+    "no-barriers": (r"\n\s*workgroupBarrier\(\);", ""),
+}
+
+
+def ablated(rendered, names: list[str]):
+    """``rendered`` with the text changes of the ablations ``names``, under its own hash."""
+    source = rendered.source
+    for name in names:
+        pattern, replacement = ABLATIONS[name]
+        source, count = re.subn(pattern, replacement, source)
+        if not count:
+            raise SystemExit(f"ablation {name}: nothing to change in {rendered.name}")
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    return dataclasses.replace(rendered, source=source, sha256=digest)
 
 
 def time_passes(h: Harness, rendered, shape: dict[str, int], budget_s: float) -> dict:
@@ -60,7 +89,18 @@ def main() -> int:
     ap.add_argument("--adapter", default="gpu")
     ap.add_argument("--budget-s", type=float, default=0.2)
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--ablate",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help=f"also time with these text changes (comma-separated; from {', '.join(ABLATIONS)})",
+    )
     args = ap.parse_args()
+    ablations = [[n.strip() for n in a.split(",")] for a in args.ablate]
+    for names in ablations:
+        if unknown_ablations := [n for n in names if n not in ABLATIONS]:
+            raise SystemExit(f"unknown ablation {', '.join(unknown_ablations)}")
     try:
         spec = select(discover([ROOT / "templates"]), [args.kernel])[0]
     except WgslgenError as e:
@@ -81,10 +121,16 @@ def main() -> int:
                 check = h.check(rendered, shape)
                 if check.status != "pass":
                     raise SystemExit(f"{name} @ {s}: {check.status}: {check.message}")
-                times = time_passes(h, rendered, shape, args.budget_s)
-                rows.append({"variant": name, "shape": s, "times_us": times})
-                parts = "  ".join(f"{k} {v['warm']:.1f}/{v['cold']:.1f}" for k, v in times.items())
-                print(f"{name} @ {s}: {parts}  (µs warm/cold)", flush=True)
+                for names in [[], *ablations]:
+                    h.worker.close()
+                    timed = ablated(rendered, names) if names else rendered
+                    times = time_passes(h, timed, shape, args.budget_s)
+                    label = "+".join(names) or "as is"
+                    rows.append({"variant": name, "shape": s, "ablation": label, "times_us": times})
+                    parts = "  ".join(
+                        f"{k} {v['warm']:.1f}/{v['cold']:.1f}" for k, v in times.items()
+                    )
+                    print(f"{name} @ {s} [{label}]: {parts}  (µs warm/cold)", flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     return 0

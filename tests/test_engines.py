@@ -323,6 +323,49 @@ def test_dawn_worker_hang_and_crash(tmp_path: Path) -> None:
         engine.close()
 
 
+def test_dawn_workers_share_the_shaders_and_keep_their_order(tmp_path: Path) -> None:
+    # Each worker says which process judged a shader: the shares go to different processes,
+    # a hang in one share fails that shader alone, and the verdicts keep the input order.
+    fake = tmp_path / "fake_dawn.py"
+    fake.write_text(
+        FAKE_DAWN.replace(
+            '"ok": True, "message": ""', '"ok": False, "message": f"pid {os.getpid()}"'
+        ).replace("import json", "import json, os"),
+        encoding="utf-8",
+    )
+    engine = DawnEngine(command=[sys.executable, str(fake)], timeout=1.5, workers=3)
+    try:
+        names = [f"s{i}" for i in range(200)]
+        names[170] = "HANG"
+        verdicts = engine.validate([ShaderInput(n, f"// {n}\n") for n in names])
+        assert [v.id for v in verdicts] == names
+        assert verdicts[170].message == "dawn engine failure: timed out after 1.5 s"
+        # the fake fails every other shader with its process id as the message
+        pids = [v.message for v in verdicts]
+        assert all(p.startswith("pid ") for p in pids[:170] + pids[171:])
+        # three shares of 67, 67 and 66 shaders; the third's worker is replaced after the hang
+        shares = [set(pids[:67]), set(pids[67:134]), set(pids[134:170]), set(pids[171:])]
+        assert all(len(s) == 1 for s in shares), shares
+        assert len(set.union(*shares)) == 4, shares
+    finally:
+        engine.close()
+    assert not engine._helpers
+
+
+def test_dawn_workers_agree_with_one_worker(dawn: DawnEngine, seed: str) -> None:
+    shaders = [
+        ShaderInput(f"s{i}", fixture("type_error.wgsl") if i % 50 == 7 else seed)
+        for i in range(140)
+    ]
+    many = DawnEngine(workers=2)
+    try:
+        assert [(v.ok, v.message) for v in many.validate(shaders)] == [
+            (v.ok, v.message) for v in dawn.validate(shaders)
+        ]
+    finally:
+        many.close()
+
+
 def test_dawn_unavailable(monkeypatch) -> None:
     import wgslgen.check.engines.dawn as dawn_module
 

@@ -45,6 +45,9 @@ __all__ = [
 # Which compiler family each engine reads: wgpu-native compiles with naga, Chrome with Tint.
 ENGINE_FAMILY = {"naga": "naga", "wgpu": "naga", "dawn": "tint"}
 
+# Dawn worker processes at most (each holds its own Dawn instance: ~100 MB).
+MAX_DAWN_WORKERS = 4
+
 # A compiler refusing a variant because of a device limit gives a profile verdict, not a bug.
 _LIMIT_MESSAGE = re.compile(
     r"maximum allowed|exceeds|too many|larger than the (?:max|limit)|limit", re.IGNORECASE
@@ -287,10 +290,13 @@ def _judge_with(
 ) -> list[Verdict]:
     """One engine's verdicts: remembered ones, the others compiled (each distinct one once)."""
     engine = engines[name]
+    # The engines share the cores: on few, one naga or Dawn process beside the other engines
+    # costs less than several; on many, each takes its share.
+    share = max(1, len(os.sched_getaffinity(0)) // len(engines))
     if name == "naga" and len(engines) > 1:
-        # On few cores, one naga process beside the other engines costs less than several.
-        cores = len(os.sched_getaffinity(0))
-        engine.jobs = max(1, min(engine.jobs, cores // len(engines)))
+        engine.jobs = max(1, min(engine.jobs, share))
+    if name == "dawn":
+        engine.workers = min(MAX_DAWN_WORKERS, share)
     identity = getattr(engine, "identity", lambda: None)()
     return store.judge(identity, name, shaders, engine.validate) if shaders else []
 

@@ -12,12 +12,15 @@ import sys
 import threading
 import weakref
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from wgslgen.check.engines.base import ShaderInput, Verdict, engine_failure, failure
 from wgslgen.children import Child, kill_group, python_env
 
 INSTALL_HINT = "pip install 'wgslgen[dawn]' (the wgpudawn package)"
+# Fewest shaders per worker process: a worker's start-up (about 0.5 s) buys this many.
+_SHADERS_PER_WORKER = 64
 
 
 class _Worker:
@@ -130,9 +133,13 @@ class DawnEngine:
         timeout: float = 30.0,
         startup_timeout: float = 60.0,
         command: Sequence[str] | None = None,
+        workers: int = 1,
     ) -> None:
-        """``timeout`` is per shader; ``command`` replaces the worker's argv (fault injection)."""
+        """``timeout`` is per shader; ``command`` replaces the worker's argv (fault injection);
+        ``workers`` is how many worker processes share a validate() call's shaders."""
         self.timeout = timeout
+        self.workers = workers
+        self._helpers: list[DawnEngine] = []  # the other workers' engines, kept across calls
         self.startup_timeout = startup_timeout
         self.argv = (
             list(command)
@@ -171,6 +178,25 @@ class DawnEngine:
         return f"{self.version()} | {' '.join(self.argv)}"
 
     def validate(self, shaders: list[ShaderInput]) -> list[Verdict]:
+        """One verdict per shader, from ``workers`` worker processes when there are enough
+        shaders for each to be worth its start-up, each taking a contiguous share."""
+        lanes = max(1, min(self.workers, len(shaders) // _SHADERS_PER_WORKER))
+        if lanes == 1:
+            return self._validate_here(shaders)
+        while len(self._helpers) < lanes - 1:
+            self._helpers.append(
+                DawnEngine(
+                    timeout=self.timeout, startup_timeout=self.startup_timeout, command=self.argv
+                )
+            )
+        size = -(-len(shaders) // lanes)
+        shares = [shaders[i : i + size] for i in range(0, len(shaders), size)]
+        engines = [self, *self._helpers][: len(shares)]
+        with ThreadPoolExecutor(max_workers=len(shares)) as pool:
+            parts = pool.map(lambda e, s: e._validate_here(s), engines, shares)
+            return [v for part in parts for v in part]
+
+    def _validate_here(self, shaders: list[ShaderInput]) -> list[Verdict]:
         """One verdict per shader; a hang or crash fails that shader and the worker restarts.
 
         Requests are written by a thread of their own while the replies are read here, so
@@ -215,7 +241,10 @@ class DawnEngine:
         )
 
     def close(self) -> None:
-        """Stop the worker (a later validate() starts a new one)."""
+        """Stop the workers (a later validate() starts new ones)."""
+        for helper in self._helpers:
+            helper.close()
+        self._helpers = []
         if self._worker is not None:
             self._worker.close()
             self._worker = None

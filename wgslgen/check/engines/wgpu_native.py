@@ -39,9 +39,9 @@ class WgpuEngine:
 
     def __init__(self, adapter: str | None = None, threads: int | None = None) -> None:
         """``adapter`` is a selector for wgslgen.device.choose_adapter (None: auto);
-        ``threads`` make pipelines at once (default: one per core, at most 4)."""
+        ``threads`` make pipelines at once (default: one per core, at most 8)."""
         self.selector = adapter
-        self.threads = threads or min(4, len(os.sched_getaffinity(0)))
+        self.threads = threads or min(8, len(os.sched_getaffinity(0)))
         self._adapter: Any = None
         self._devices: dict[tuple[frozenset[str], tuple[tuple[str, int], ...]], Any] = {}
 
