@@ -89,15 +89,99 @@ def test_a_full_build_reads_each_rendering_once(monkeypatch) -> None:
     from wgslgen.check.validate import validate
     from wgslgen.render import build as builder
 
-    calls: Counter[tuple[int, str | None]] = Counter()
-    real = wgsl.analyze
+    reads: Counter[int] = Counter()  # texts read (tokenized and parsed), by text
+    calls: Counter[tuple[int, str | None]] = Counter()  # entry points' facts, by text
+    real_module, real_facts = wgsl.Module, wgsl._facts
 
-    def counting(source: str, entry_point: str | None = None):
-        calls[(hash(source), entry_point)] += 1
-        return real(source, entry_point)
+    texts: dict[int, tuple[object, int]] = {}  # id(module) -> (module kept alive, its text)
 
-    monkeypatch.setattr(wgsl, "analyze", counting)
+    def reading(source: str, *args):
+        reads[hash(source)] += 1
+        mod = real_module(source, *args)
+        texts[id(mod)] = (mod, hash(source))
+        return mod
+
+    def counting(mod, entry_point: str | None = None):
+        calls[(texts[id(mod)][1], entry_point)] += 1
+        return real_facts(mod, entry_point)
+
+    monkeypatch.setattr(wgsl, "Module", reading)
+    monkeypatch.setattr(wgsl, "_facts", counting)
     plan = builder.plan(discover([TEMPLATES]))
     validate(plan.rendered, list(BUILTIN_PROFILES.values()), engine_names=["naga"])
+    # one reading of each text, however many entry points it has
+    assert reads and max(reads.values()) == 1 and sum(reads.values()) == len(plan.rendered)
     assert calls and max(calls.values()) == 1
     assert sum(calls.values()) == sum(len(r.entry_points) for r in plan.rendered)
+
+
+_FAMILY_KERNEL = """[kernel]
+name = "fam"
+template = "fam.wgsl.j2"
+
+[[axis]]
+name = "workgroup_size"
+key = "wg"
+values = [64]
+baseline = 64
+
+[uniform]
+fields = [["n", "u32"]]
+pad_to = 16
+
+[[binding]]
+name = "y"
+access = "read_write"
+type = "f32"
+count = "n"
+
+[problem]
+sizes = ["n"]
+dispatch = ["(n + workgroup_size - 1) // workgroup_size"]
+"""
+
+_FAMILY_TEMPLATE = """{{ interface }}
+{% include "_lib/marker.wgsl.j2" %}
+@compute @workgroup_size({{ workgroup_size }})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < params.n) { y[gid.x] = 1.0; }
+}
+"""
+
+
+def _family_kernel(root, included: str):
+    folder = root / "fam"
+    (folder / "_lib").mkdir(parents=True)
+    (folder / "kernel.toml").write_text(_FAMILY_KERNEL)
+    (folder / "fam.wgsl.j2").write_text(_FAMILY_TEMPLATE)
+    (folder / "_lib" / "marker.wgsl.j2").write_text(included)
+    return next(k for k in discover([root]) if k.name == "fam").baseline
+
+
+def test_a_template_that_never_names_family_is_rendered_once(tmp_path, monkeypatch) -> None:
+    from wgslgen.render import renderer
+
+    families: list[str] = []
+    real = renderer._render_text
+
+    def counting(variant, family, marked):
+        families.append(family)
+        return real(variant, family, marked)
+
+    monkeypatch.setattr(renderer, "_render_text", counting)
+    blind = _family_kernel(tmp_path / "a", "// the same for every compiler\n")
+    [only] = render_families(blind)
+    assert families == ["naga"] and only.family == "any"
+    # a file it includes names `family`: one rendering per family, and they differ
+    families.clear()
+    aware = _family_kernel(tmp_path / "b", "// for {{ family }}\n")
+    texts = render_families(aware)
+    assert families == ["naga", "tint"]
+    assert [r.family for r in texts] == ["naga", "tint"]
+    assert "// for tint" in texts[1].source and "// for naga" in texts[0].source
+    # the source map is made when asked for, from a marked rendering of the same family
+    assert texts[1].origin(texts[1].source.splitlines().index("// for tint") + 1) == (
+        "_lib/marker.wgsl.j2",
+        1,
+    )
+    assert families[-1] == "tint"

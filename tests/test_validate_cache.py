@@ -176,11 +176,30 @@ def test_tints_static_findings_are_remembered(tmp_path: Path, cache_dir: Path, m
     read: list = []
     real = validate_module._static_findings
 
-    def spy(sources):
+    def spy(sources, **options):
         read.extend(s for s in sources if s is not None)
-        return real(sources)
+        return real(sources, **options)
 
     monkeypatch.setattr(validate_module, "_static_findings", spy)
     again = validate(rendered, profiles, ["naga"], remember=True)
     assert read == []
     assert {r.file: r.tint_static.findings for r in again.results} == findings
+
+
+def test_tints_static_rules_read_in_several_processes_keep_their_order(monkeypatch) -> None:
+    from wgslgen.check import tint_rules
+    from wgslgen.check import validate as validate_module
+
+    sources = [NONUNIFORM if i % 7 == 3 else GOOD if i % 5 else None for i in range(60)]
+    shares: list[int] = []
+    real = validate_module._static_findings_apart
+
+    def counted(part):
+        shares.append(len(part))
+        return real(part)
+
+    monkeypatch.setattr(validate_module, "_static_findings_apart", counted)
+    found = validate_module._static_findings(sources, jobs=3)
+    assert shares == [20, 20, 20]  # 50 texts: three processes (at least 16 each), 20 entries each
+    assert found == tint_rules.check_many(sources)
+    assert [bool(f) for f in found] == [s is NONUNIFORM for s in sources]

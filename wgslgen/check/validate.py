@@ -27,7 +27,7 @@ from wgslgen.check.limits import LimitProfile, check_directives, check_passes
 from wgslgen.check.report import ValidationReport, file_path
 from wgslgen.check.stage_rules import Finding
 from wgslgen.check.verdicts import Implementation, known_gap, naga_verdict, tint_dawn, tint_static
-from wgslgen.check.wgsl import WgslFacts, analyze, compute_entry_points
+from wgslgen.check.wgsl import WgslFacts, analyze_entries, compute_entry_points
 from wgslgen.children import python_env, run_process
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import RenderedVariant
@@ -45,8 +45,11 @@ __all__ = [
 # Which compiler family each engine reads: wgpu-native compiles with naga, Chrome with Tint.
 ENGINE_FAMILY = {"naga": "naga", "wgpu": "naga", "dawn": "tint"}
 
-# Dawn worker processes at most (each holds its own Dawn instance: ~100 MB).
+# Dawn worker processes at most (each holds its own Dawn instance: ~100 MB), and the most
+# processes that read Tint's static rules (fewest texts each: a process starts in ~0.3 s).
 MAX_DAWN_WORKERS = 4
+MAX_RULES_PROCESSES = 4
+_RULES_PER_PROCESS = 16
 
 # A compiler refusing a variant because of a device limit gives a profile verdict, not a bug.
 _LIMIT_MESSAGE = re.compile(
@@ -136,9 +139,9 @@ def _prepare(
     res.constants = {k: v for k, v in overrides.items() if k in declared}
     try:
         entries = compute_entry_points(rendered.source) if spec.plain else ()
-        for entry in dict.fromkeys([*facts, *entries]):
-            if entry not in facts or res.constants:
-                facts[entry] = analyze(rendered.source, entry, res.constants)
+        todo = [e for e in dict.fromkeys([*facts, *entries]) if e not in facts or res.constants]
+        if todo:
+            facts.update(analyze_entries(rendered.source, todo, res.constants))
     except WgslgenError as e:
         res.problems.append(f"cannot analyse: {e}")
     res.facts = facts
@@ -253,13 +256,14 @@ def _compare_interfaces(results: list[VariantResult], store: verdict_cache.Verdi
 
 
 def _remembered_findings(
-    sources: list[str | None], store: verdict_cache.VerdictCache
+    sources: list[str | None], store: verdict_cache.VerdictCache, jobs: int = 1
 ) -> list[list[Finding]]:
-    """Tint's rules over many texts: the findings remembered for a text, the others read."""
+    """Tint's rules over many texts: the findings remembered for a text, the others read
+    (by ``jobs`` processes at most)."""
     keys = [None if s is None else verdict_cache.value_key("tint rules", s) for s in sources]
     known = store.lookup(sorted({k for k in keys if k}))
     todo = [s if k not in known else None for s, k in zip(sources, keys, strict=True)]
-    found = _static_findings(todo)
+    found = _static_findings(todo, jobs=jobs)
     fresh = {k: f for k, f, s in zip(keys, found, todo, strict=True) if k and s is not None}
     store.store_values({k: [dataclasses.asdict(f) for f in fs] for k, fs in fresh.items()})
     return [
@@ -268,18 +272,28 @@ def _remembered_findings(
     ]
 
 
-def _static_findings(sources: list[str | None]) -> list[list[Finding]]:
-    """Tint's rules over many texts, in a child process when there are enough of them: the
-    reading is pure Python, and in this process it would hold the GIL that wgpu's thread
-    needs for each of its many calls."""
-    if sum(s is not None for s in sources) >= 16:
-        argv = [sys.executable, "-m", "wgslgen.check.tint_rules"]
-        done = run_process(argv, 600.0, env=python_env(), input_text=json.dumps(sources))
-        try:
-            return [[Finding(**f) for f in each] for each in json.loads(done.stdout)]
-        except (ValueError, TypeError):
-            pass  # read them here instead
-    return tint_rules.check_many(sources)
+def _static_findings(sources: list[str | None], jobs: int = 1) -> list[list[Finding]]:
+    """Tint's rules over many texts, in child processes when there are enough of them (up
+    to ``jobs``, each reading a contiguous share): the reading is pure Python, and in this
+    process it would hold the GIL that wgpu's thread needs for each of its many calls."""
+    count = sum(s is not None for s in sources)
+    if count < _RULES_PER_PROCESS:
+        return tint_rules.check_many(sources)
+    shares = max(1, min(jobs, count // _RULES_PER_PROCESS))
+    size = -(-len(sources) // shares)
+    parts = [sources[i : i + size] for i in range(0, len(sources), size)]
+    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+        return [f for part in pool.map(_static_findings_apart, parts) for f in part]
+
+
+def _static_findings_apart(sources: list[str | None]) -> list[list[Finding]]:
+    """Tint's rules over ``sources`` in a child process (here if its answer is unreadable)."""
+    argv = [sys.executable, "-m", "wgslgen.check.tint_rules"]
+    done = run_process(argv, 600.0, env=python_env(), input_text=json.dumps(sources))
+    try:
+        return [[Finding(**f) for f in each] for each in json.loads(done.stdout)]
+    except (ValueError, TypeError):
+        return tint_rules.check_many(sources)
 
 
 def _judge_with(
@@ -342,8 +356,10 @@ def validate(
     static = "dawn" not in engines
     asked = [r.source if static and r.family in ("any", "tint") else None for r in rendered]
     # naga and Dawn run in their own processes, so the engines overlap well in threads.
+    # The rules take the cores the engines leave (one share more than the engines').
+    jobs = min(MAX_RULES_PROCESSES, max(1, len(os.sched_getaffinity(0)) // (len(engines) + 1)))
     with ThreadPoolExecutor(max_workers=len(engines) + 2) as pool:
-        rules = pool.submit(_remembered_findings, asked, store)
+        rules = pool.submit(_remembered_findings, asked, store, jobs)
         running = [pool.submit(run_engine, name) for name in engines]
         _compare_interfaces(results, store)  # pure Python too, but short: while they start
         findings = rules.result()

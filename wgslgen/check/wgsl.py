@@ -10,7 +10,7 @@ binding counts stay module-wide: see ``WgslFacts``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from wgslgen.check.wgsl_consts import MissingOverride
@@ -20,6 +20,7 @@ from wgslgen.errors import WgslgenError
 __all__ = [
     "WgslFacts",
     "analyze",
+    "analyze_entries",
     "compute_entry_points",
     "entry_point_stages",
     "required_features",
@@ -135,7 +136,19 @@ def analyze(
     values for ``override`` declarations (as pipeline constants do); an override a size
     needs and has no value is listed in ``needs_overrides`` rather than raised.
     """
+    return _facts(Module(source, overrides), entry_point)
+
+
+def analyze_entries(
+    source: str, entry_points: Sequence[str], overrides: Mapping[str, float] | None = None
+) -> dict[str, WgslFacts]:
+    """analyze() of each of ``entry_points`` of one text, the text read once for all."""
     mod = Module(source, overrides)
+    return {entry: _facts(mod, entry) for entry in entry_points}
+
+
+def _facts(mod: Module, entry_point: str | None) -> WgslFacts:
+    """The facts of ``entry_point`` (None: the only one) of a read module."""
     entries = tuple(mod.entries)
     if entry_point is None:
         if len(entries) != 1:
@@ -149,17 +162,7 @@ def analyze(
     reached = _statically_used(mod, entry_point)
     used = reached & {name for _, name, *_ in mod.vars}
     counts = _bindings(mod, used, missing)
-    texts, kinds = mod.texts, mod.kinds
-    uses_f16 = any(
-        (kind == "ident" and _F16_TYPE.fullmatch(text)) or (kind == "num" and text[-1] == "h")
-        for text, kind in zip(texts, kinds, strict=True)
-    )
-    uses_subgroups = any(
-        (text in _SUBGROUP_FNS and text not in mod.fns)
-        or (text in _SUBGROUP_BUILTINS and k >= 2 and texts[k - 2] == "builtin")
-        for k, text in enumerate(texts)
-    )
-    int64 = {t for t in texts if t in ("u64", "i64")}
+    uses_f16, uses_subgroups, int64 = _module_wide(mod)
     return WgslFacts(
         entry_point=entry_point,
         entry_points=entries,
@@ -176,6 +179,29 @@ def analyze(
         int64=frozenset(int64 - set(mod.structs) - set(mod.aliases)),
         **counts,
     )
+
+
+def _module_wide(mod: Module) -> tuple[bool, bool, set[str]]:
+    """(uses f16, uses subgroups, 64-bit integer type names) of the whole module, read once
+    per module however many entry points are asked about."""
+    cached = mod.__dict__.get("_module_wide")
+    if cached is not None:
+        return cached
+    texts = mod.texts
+    distinct = dict(zip(texts, mod.kinds, strict=True))  # a token's kind follows from its text
+    uses_f16 = any(
+        (kind == "ident" and _F16_TYPE.fullmatch(text)) or (kind == "num" and text[-1] == "h")
+        for text, kind in distinct.items()
+    )
+    uses_subgroups = any(text not in mod.fns for text in _SUBGROUP_FNS.intersection(distinct))
+    if not uses_subgroups and _SUBGROUP_BUILTINS.intersection(distinct):
+        uses_subgroups = any(
+            text in _SUBGROUP_BUILTINS and k >= 2 and texts[k - 2] == "builtin"
+            for k, text in enumerate(texts)
+        )
+    found = (uses_f16, uses_subgroups, {"u64", "i64"}.intersection(distinct))
+    mod.__dict__["_module_wide"] = found
+    return found
 
 
 def _workgroup_size(mod: Module, entry_point: str, missing: list[str]) -> tuple[int, int, int]:

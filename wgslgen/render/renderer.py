@@ -46,7 +46,6 @@ class RenderedVariant:
     params: dict[str, Any]
     family: str
     source: str
-    source_map: tuple[tuple[str, int], ...]
     entry_point: str  # the first pass's
     entry_points: tuple[str, ...]  # every pass's, in dispatch order
     features: frozenset[str]
@@ -62,10 +61,21 @@ class RenderedVariant:
         declared = frozenset().union(*(f.overrides for f in self.facts.values()))
         return {k: v for k, v in self.variant.override_values.items() if k in declared}
 
+    @property
+    def source_map(self) -> tuple[tuple[str, int], ...]:
+        """Per output line, the template file and line that produced it (made on first use,
+        by rendering again with line markers: only diagnostics need it)."""
+        found = self.__dict__.get("_source_map")
+        if found is None:
+            found = _map(self.variant, self.family, self.source)
+            object.__setattr__(self, "_source_map", found)  # a cache, not state: still frozen
+        return found
+
     def origin(self, line: int) -> tuple[str, int]:
         """The template file and line that produced 1-based output ``line``."""
-        if 1 <= line <= len(self.source_map):
-            return self.source_map[line - 1]
+        source_map = self.source_map
+        if 1 <= line <= len(source_map):
+            return source_map[line - 1]
         return ("<generated>", 0)
 
 
@@ -211,41 +221,44 @@ def _source_map(marked: str, files: list[str]) -> tuple[str, tuple[tuple[str, in
     return "\n".join(text_lines), tuple(mapping)
 
 
-def _text(variant: Variant, family: str) -> tuple[str, tuple[tuple[str, int], ...]]:
-    """The WGSL text of ``variant`` for ``family`` and its line → template-line map."""
+def _text(variant: Variant, family: str) -> str:
+    """The WGSL text of ``variant`` for ``family``, provenance header included."""
+    source = "\n".join(_header(variant, family)) + "\n" + _render_text(variant, family, False)
+    return source if source.endswith("\n") else source + "\n"
+
+
+def _map(variant: Variant, family: str, source: str) -> tuple[tuple[str, int], ...]:
+    """The line → template-line map of ``source``, the text of ``variant`` for ``family``."""
     spec = variant.spec
-    body = _render_text(variant, family, marked=False)
     header = _header(variant, family)
+    body = source.split("\n", len(header))[-1]
+    lines = body.count("\n")  # the text ends with a newline: the last "line" is empty
     body_map: tuple[tuple[str, int], ...]
     if spec.plain:
-        body_map = tuple(
-            (_display_path(spec.template_path), i + 1) for i in range(body.count("\n") + 1)
-        )
+        body_map = tuple((_display_path(spec.template_path), i + 1) for i in range(lines + 1))
     else:
         env = _environment(tuple(_search_path(spec)), True)
+        # The "any" text is every family's: the first one's markers map it.
+        marked_family = FAMILIES[0] if family == "any" else family
         stripped, body_map = _source_map(
-            _render_text(variant, family, marked=True), env.globals["marker_files"]
+            _render_text(variant, marked_family, marked=True), env.globals["marker_files"]
         )
-        if stripped != body:  # a filter saw the markers; better no map than a wrong one
-            body_map = (("<unmapped>", 0),) * (body.count("\n") + 1)
-    source = "\n".join(header) + "\n" + body
-    if not source.endswith("\n"):
-        source += "\n"
+        if stripped != body and stripped + "\n" != body:
+            # a filter saw the markers; better no map than a wrong one
+            body_map = (("<unmapped>", 0),) * (lines + 1)
+    if len(body_map) < lines + 1:  # the newline added after a body without one
         body_map = (*body_map, ("<generated>", 0))
-    return source, tuple([("<generated>", 0)] * len(header)) + body_map
+    return tuple([("<generated>", 0)] * len(header)) + body_map
 
 
-def _rendered(
-    variant: Variant, family: str, text: tuple[str, tuple[tuple[str, int], ...]], relpath: str
-) -> RenderedVariant:
+def _rendered(variant: Variant, family: str, source: str, relpath: str) -> RenderedVariant:
     """The RenderedVariant of one text: the only place its WGSL facts are read."""
     spec = variant.spec
-    source, source_map = text
     # kernel.toml's [overrides] size what an `override` sizes (@workgroup_size(wg)): with
     # them the facts are the pipeline's, so limits, test plans and vendoring see real sizes.
     # A kernel without them is read by the very call it always was.
     given = (variant.override_values,) if variant.override_values else ()
-    facts = {ep: wgsl.analyze(source, ep, *given) for ep in spec.entry_points}
+    facts = wgsl.analyze_entries(source, spec.entry_points, *given)
     needed = frozenset().union(*(wgsl.required_features(f) for f in facts.values()))
     return RenderedVariant(
         kernel=spec.name,
@@ -253,7 +266,6 @@ def _rendered(
         params=variant.params,
         family=family,
         source=source,
-        source_map=source_map,
         entry_point=spec.entry_point,
         entry_points=spec.entry_points,
         features=needed | variant.interface.features,
@@ -272,16 +284,35 @@ def render(variant: Variant, family: str = "naga") -> RenderedVariant:
 
 def render_families(variant: Variant) -> list[RenderedVariant]:
     """Every distinct rendering of ``variant``: one "any" text, or one per compiler family."""
-    texts = {f: _text(variant, f) for f in FAMILIES}
-    first = texts[FAMILIES[0]]
-    if all(_body(t[0]) == _body(first[0]) for t in texts.values()):
+    first = _text(variant, FAMILIES[0])
+    if _family_blind(variant):
+        texts = dict.fromkeys(FAMILIES, first)
+    else:
+        texts = {FAMILIES[0]: first} | {f: _text(variant, f) for f in FAMILIES[1:]}
+    if all(_body(t) == _body(first) for t in texts.values()):
         header = "\n".join(_header(variant, "any")) + "\n"
         relpath = f"{variant.spec.name}/{variant.name}.wgsl"
-        return [_rendered(variant, "any", (header + _body(first[0]), first[1]), relpath)]
+        return [_rendered(variant, "any", header + _body(first), relpath)]
     return [
         _rendered(variant, f, t, f"{variant.spec.name}/{variant.name}.{f}.wgsl")
         for f, t in texts.items()
     ]
+
+
+_FAMILY_WORD = re.compile(r"\bfamily\b")
+
+
+def _family_blind(variant: Variant) -> bool:
+    """Whether ``variant``'s text cannot depend on the family: a plain file, or a template
+    none of whose loaded files (itself, what it imports and includes) names `family`; call
+    after rendering it once, so that its files are loaded."""
+    if variant.spec.plain:
+        return True
+    loader = _environment(tuple(_search_path(variant.spec)), False).loader
+    assert isinstance(loader, ConfinedLoader)
+    return bool(loader.sources) and not any(
+        _FAMILY_WORD.search(text) for text in loader.sources.values()
+    )
 
 
 def _body(source: str) -> str:

@@ -32,7 +32,8 @@ class ConfinedLoader(jinja2.BaseLoader):
     """Loads from the kernel folder, then ``_lib/...`` from the shared macro folders.
 
     ``mark`` (source, file index) transforms each source (the renderer's line markers);
-    ``files`` collects the file names in load order for it.
+    ``files`` collects the file names in load order for it; ``sources`` keeps every loaded
+    file's text by file name, as read.
     """
 
     def __init__(
@@ -44,6 +45,7 @@ class ConfinedLoader(jinja2.BaseLoader):
         self.folder = Path(folder)
         self.files = files if files is not None else []
         self.mark = mark
+        self.sources: dict[str, str] = {}
 
     def _roots(self, pieces: list[str]) -> Iterator[tuple[Path, Path]]:
         """(confinement root, candidate path) in search order."""
@@ -80,6 +82,7 @@ class ConfinedLoader(jinja2.BaseLoader):
         source = path.read_text(encoding="utf-8")
         mtime = path.stat().st_mtime
         filename = str(path)
+        self.sources[filename] = source
         if self.mark is not None:
             if filename not in self.files:
                 self.files.append(filename)
