@@ -105,6 +105,7 @@ def test_a_full_build_reads_each_rendering_once(monkeypatch) -> None:
         calls[(texts[id(mod)][1], entry_point)] += 1
         return real_facts(mod, entry_point)
 
+    monkeypatch.setenv("WGSLGEN_RENDER_JOBS", "1")  # every reading in this process, counted
     monkeypatch.setattr(wgsl, "Module", reading)
     monkeypatch.setattr(wgsl, "_facts", counting)
     plan = builder.plan(discover([TEMPLATES]))

@@ -31,7 +31,8 @@ from wgslgen.cli.output import (
 )
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
-from wgslgen.render.renderer import RenderedVariant, render_families
+from wgslgen.render.parallel import render_outcomes
+from wgslgen.render.renderer import RenderedVariant
 from wgslgen.run.reference import declared_axes, find_kernel
 from wgslgen.spec.interface import Interface
 from wgslgen.spec.kernel import KernelSpec, Variant
@@ -112,21 +113,34 @@ def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[F
     kernels = select(discover(args.templates), args.kernel)
     args.interfaces = expected_interfaces(kernels, getattr(args, "reference", None), args.templates)
     overrides = parse_overrides(getattr(args, "set", None))
-    out, problems = [], []
+    out: list[RenderedVariant] = []
+    problems: list[FileProblem] = []
+    chosen = []
     for spec in kernels:
         try:
-            rendered = [r for v in apply_overrides(spec, overrides) for r in render_families(v)]
-        except (OSError, UnicodeDecodeError) as e:
-            problems.append(FileProblem(spec.name, str(spec.template_path), f"cannot read: {e}"))
-            continue
+            chosen.append((spec, list(apply_overrides(spec, overrides))))
         except WgslgenError as e:
-            if not spec.plain:
-                raise  # a template or spec error is the user's own kernel: say it as before
-            reason = f"cannot analyse: {_plain_reason(spec.template_path, e)}"
-            problems.append(FileProblem(spec.name, str(spec.template_path), reason))
-            continue
-        out.extend(rendered)
+            problems.append(_unrenderable(spec, e))
+    outcomes = render_outcomes([v for _, variants in chosen for v in variants])
+    for spec, variants in chosen:
+        results = [next(outcomes) for _ in variants]
+        failure = next((r for r in results if isinstance(r, Exception)), None)
+        if failure is None:
+            out.extend(r for rendered in results for r in rendered)  # type: ignore[union-attr]
+        else:
+            problems.append(_unrenderable(spec, failure))
     return out, problems
+
+
+def _unrenderable(spec: KernelSpec, error: Exception) -> FileProblem:
+    """The problem of a plain file that could not be rendered; a template's error (the user's
+    own kernel) and any other exception are raised, as before."""
+    if isinstance(error, (OSError, UnicodeDecodeError)):
+        return FileProblem(spec.name, str(spec.template_path), f"cannot read: {error}")
+    if isinstance(error, WgslgenError) and spec.plain:
+        reason = f"cannot analyse: {_plain_reason(spec.template_path, error)}"
+        return FileProblem(spec.name, str(spec.template_path), reason)
+    raise error
 
 
 # The kernel a wgslgen file names: generated/ ("// kernel: K   variant: ...") or vendored.

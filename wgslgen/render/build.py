@@ -14,7 +14,8 @@ from typing import Any
 from wgslgen.errors import WgslgenError
 from wgslgen.render import manifest as mf
 from wgslgen.render import outdir
-from wgslgen.render.renderer import RenderedVariant, render_families
+from wgslgen.render.parallel import render_outcomes
+from wgslgen.render.renderer import RenderedVariant
 from wgslgen.spec.kernel import KernelSpec, Variant
 
 
@@ -79,12 +80,16 @@ def plan(
     from wgslgen.check.limits import BUILTIN_PROFILES, check_passes
 
     result = BuildPlan(manifest={"generator": mf.GENERATOR, "kernels": {}, "variants": []})
-    for spec in kernels:
-        variants = apply_overrides(spec, overrides)
+    chosen = [(spec, list(apply_overrides(spec, overrides))) for spec in kernels]
+    outcomes = render_outcomes([v for _, variants in chosen for v in variants])
+    for spec, variants in chosen:
         result.manifest["kernels"][spec.name] = mf.kernel_entry(spec)
         result.specs.append(spec)
         for variant in variants:
-            for rendered in render_families(variant):
+            renderings = next(outcomes)
+            if isinstance(renderings, Exception):
+                raise renderings
+            for rendered in renderings:
                 facts = dict(rendered.facts)
                 fits = {
                     name: check_passes(rendered.facts, profile, rendered.features)

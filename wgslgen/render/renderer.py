@@ -251,14 +251,22 @@ def _map(variant: Variant, family: str, source: str) -> tuple[tuple[str, int], .
     return tuple([("<generated>", 0)] * len(header)) + body_map
 
 
-def _rendered(variant: Variant, family: str, source: str, relpath: str) -> RenderedVariant:
-    """The RenderedVariant of one text: the only place its WGSL facts are read."""
+def _rendered(
+    variant: Variant,
+    family: str,
+    source: str,
+    relpath: str,
+    facts: Mapping[str, WgslFacts] | None = None,
+) -> RenderedVariant:
+    """The RenderedVariant of one text: the only place its WGSL facts are read (``facts``:
+    read already, by the process that rendered it)."""
     spec = variant.spec
     # kernel.toml's [overrides] size what an `override` sizes (@workgroup_size(wg)): with
     # them the facts are the pipeline's, so limits, test plans and vendoring see real sizes.
     # A kernel without them is read by the very call it always was.
     given = (variant.override_values,) if variant.override_values else ()
-    facts = wgsl.analyze_entries(source, spec.entry_points, *given)
+    if facts is None:
+        facts = wgsl.analyze_entries(source, spec.entry_points, *given)
     needed = frozenset().union(*(wgsl.required_features(f) for f in facts.values()))
     return RenderedVariant(
         kernel=spec.name,
@@ -280,6 +288,13 @@ def render(variant: Variant, family: str = "naga") -> RenderedVariant:
     """Render ``variant`` for one compiler family, with its provenance header and source map."""
     relpath = f"{variant.spec.name}/{variant.name}.wgsl"
     return _rendered(variant, family, _text(variant, family), relpath)
+
+
+def rendered_from(
+    variant: Variant, family: str, source: str, relpath: str, facts: Mapping[str, WgslFacts]
+) -> RenderedVariant:
+    """A rendering of ``variant`` made elsewhere (its text, file and facts) as a RenderedVariant."""
+    return _rendered(variant, family, source, relpath, facts)
 
 
 def render_families(variant: Variant) -> list[RenderedVariant]:
