@@ -97,3 +97,15 @@ def test_a_failing_variant_is_an_outcome_in_its_place(tmp_path: Path, monkeypatc
 def test_few_variants_stay_in_this_process(monkeypatch, count: int, expected: int) -> None:
     monkeypatch.setenv("WGSLGEN_RENDER_JOBS", "2")
     assert parallel.render_jobs(count) == expected
+
+
+def test_a_build_stops_at_the_failing_variant_with_its_error(tmp_path: Path, monkeypatch) -> None:
+    from wgslgen.render import build
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    (folder / "kernel.toml").write_text(_KERNEL % ", ".join(str(i) for i in range(70)))
+    (folder / "many.wgsl.j2").write_text(_TEMPLATE)
+    monkeypatch.setenv("WGSLGEN_RENDER_JOBS", "2")
+    with pytest.raises(WgslgenError, match=r"many\.wgsl\.j2:2"):
+        build.plan(discover([tmp_path]))

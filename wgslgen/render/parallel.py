@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -30,7 +31,7 @@ _variants: Sequence[Variant] = ()
 
 def render_jobs(count: int) -> int:
     """Processes worth using for ``count`` variants here (WGSLGEN_RENDER_JOBS overrides)."""
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not sys.platform.startswith("linux"):  # where forking a threaded process is safe enough
         return 1
     wanted = os.environ.get("WGSLGEN_RENDER_JOBS")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -53,24 +54,26 @@ def render_outcomes(variants: Sequence[Variant]) -> Iterator[Outcome]:
     warm = dict(first.values())
     global _variants
     _variants = variants
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
     try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            todo = [i for i in range(len(variants)) if i not in warm]
-            done = pool.map(_render_apart, todo, chunksize=8)
-            for i, variant in enumerate(variants):
-                if i in warm:
-                    yield warm[i]
-                    continue
-                parts = next(done)
-                # A failure is rendered again here, for the exception itself (it may not
-                # survive pickling).
-                yield (
-                    _outcome(variant)
-                    if parts is None
-                    else [rendered_from(variant, *part) for part in parts]
-                )
+        todo = [i for i in range(len(variants)) if i not in warm]
+        done = pool.map(_render_apart, todo, chunksize=8)
+        for i, variant in enumerate(variants):
+            if i in warm:
+                yield warm[i]
+                continue
+            parts = next(done)
+            # A failure is rendered again here, for the exception itself (it may not survive
+            # pickling).
+            yield (
+                _outcome(variant)
+                if parts is None
+                else [rendered_from(variant, *part) for part in parts]
+            )
     finally:
+        # A caller that stops early (a build stops at its first failing variant) does not
+        # wait for the rest to be rendered.
+        pool.shutdown(wait=True, cancel_futures=True)
         _variants = ()
 
 
