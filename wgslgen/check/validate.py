@@ -21,7 +21,7 @@ from typing import Any
 
 from wgslgen.check import tint_rules, verdict_cache
 from wgslgen.check.engines import ENGINES, get_engine
-from wgslgen.check.engines.base import ShaderInput, Verdict
+from wgslgen.check.engines.base import ShaderInput, Verdict, contiguous_shares
 from wgslgen.check.interface_check import interface_mismatches
 from wgslgen.check.limits import LimitProfile, check_directives, check_passes
 from wgslgen.check.report import ValidationReport, file_path
@@ -279,9 +279,8 @@ def _static_findings(sources: list[str | None], jobs: int = 1) -> list[list[Find
     count = sum(s is not None for s in sources)
     if count < _RULES_PER_PROCESS:
         return tint_rules.check_many(sources)
-    shares = max(1, min(jobs, count // _RULES_PER_PROCESS))
-    size = -(-len(sources) // shares)
-    parts = [sources[i : i + size] for i in range(0, len(sources), size)]
+    # shares by position, sized by the texts to read (the others are None)
+    parts = contiguous_shares(sources, min(jobs, count // _RULES_PER_PROCESS), 1)
     with ThreadPoolExecutor(max_workers=len(parts)) as pool:
         return [f for part in pool.map(_static_findings_apart, parts) for f in part]
 

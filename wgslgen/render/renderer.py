@@ -314,9 +314,6 @@ def render_families(variant: Variant) -> list[RenderedVariant]:
     ]
 
 
-_FAMILY_WORD = re.compile(r"\bfamily\b")
-
-
 def _family_blind(variant: Variant) -> bool:
     """Whether ``variant``'s text cannot depend on the family: a plain file, or a template
     none of whose loaded files (itself, what it imports and includes) names `family`; call
@@ -325,9 +322,7 @@ def _family_blind(variant: Variant) -> bool:
         return True
     loader = _environment(tuple(_search_path(variant.spec)), False).loader
     assert isinstance(loader, ConfinedLoader)
-    return bool(loader.sources) and not any(
-        _FAMILY_WORD.search(text) for text in loader.sources.values()
-    )
+    return bool(loader.sources) and not loader.mentions("family")
 
 
 def _body(source: str) -> str:

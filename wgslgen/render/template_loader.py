@@ -9,6 +9,7 @@ kernel folder's parent, is refused. Each rendering has a time and a size budget.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,14 @@ class ConfinedLoader(jinja2.BaseLoader):
         self.files = files if files is not None else []
         self.mark = mark
         self.sources: dict[str, str] = {}
+        self._mentions: dict[str, bool] = {}  # word -> named in sources (until a new load)
+
+    def mentions(self, word: str) -> bool:
+        """Whether any file loaded so far names ``word`` (as a whole word)."""
+        if word not in self._mentions:
+            pattern = re.compile(rf"\b{re.escape(word)}\b")
+            self._mentions[word] = any(pattern.search(s) for s in self.sources.values())
+        return self._mentions[word]
 
     def _roots(self, pieces: list[str]) -> Iterator[tuple[Path, Path]]:
         """(confinement root, candidate path) in search order."""
@@ -83,6 +92,7 @@ class ConfinedLoader(jinja2.BaseLoader):
         mtime = path.stat().st_mtime
         filename = str(path)
         self.sources[filename] = source
+        self._mentions.clear()
         if self.mark is not None:
             if filename not in self.files:
                 self.files.append(filename)

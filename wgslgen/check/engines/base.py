@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -76,3 +78,12 @@ def engine_failure(
     message = f"{engine} engine failure: {why}"
     diagnostic = f"{message}\n{stderr}".rstrip()
     return [Verdict(s.id, engine, False, message, diagnostic) for s in shaders]
+
+
+def contiguous_shares(items: Sequence[T], most: int, fewest_each: int) -> list[Sequence[T]]:
+    """``items`` in order, cut into at most ``most`` contiguous shares of at least
+    ``fewest_each`` items (one share when there are too few for two): work for processes
+    that each cost a start-up."""
+    count = max(1, min(most, len(items) // max(1, fewest_each)))
+    size = -(-len(items) // count) or 1
+    return [items[i : i + size] for i in range(0, len(items), size)] or [items]

@@ -15,7 +15,13 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from wgslgen.check.engines.base import ShaderInput, Verdict, engine_failure, failure
+from wgslgen.check.engines.base import (
+    ShaderInput,
+    Verdict,
+    contiguous_shares,
+    engine_failure,
+    failure,
+)
 from wgslgen.children import Child, kill_group, python_env
 
 INSTALL_HINT = "pip install 'wgslgen[dawn]' (the wgpudawn package)"
@@ -180,17 +186,15 @@ class DawnEngine:
     def validate(self, shaders: list[ShaderInput]) -> list[Verdict]:
         """One verdict per shader, from ``workers`` worker processes when there are enough
         shaders for each to be worth its start-up, each taking a contiguous share."""
-        lanes = max(1, min(self.workers, len(shaders) // _SHADERS_PER_WORKER))
-        if lanes == 1:
+        shares = contiguous_shares(shaders, self.workers, _SHADERS_PER_WORKER)
+        if len(shares) == 1:
             return self._validate_here(shaders)
-        while len(self._helpers) < lanes - 1:
+        while len(self._helpers) < len(shares) - 1:
             self._helpers.append(
                 DawnEngine(
                     timeout=self.timeout, startup_timeout=self.startup_timeout, command=self.argv
                 )
             )
-        size = -(-len(shaders) // lanes)
-        shares = [shaders[i : i + size] for i in range(0, len(shaders), size)]
         engines = [self, *self._helpers][: len(shares)]
         with ThreadPoolExecutor(max_workers=len(shares)) as pool:
             parts = pool.map(lambda e, s: e._validate_here(s), engines, shares)
