@@ -13,7 +13,8 @@ Shapes are (head_dim, n_heads, n_kv_heads, history_len), as in fair_attention.py
 is gone, to see what the rest costs (the results are wrong, so these are timed unchecked):
 ``k-hits``/``v-hits`` read element 0 of K/V wherever they read it (every load an L1 hit: no
 K/V traffic, the same instructions), ``o-hits``/``p-hits`` the same for d_out and probs,
-``no-barriers`` drops every workgroupBarrier().
+``no-barriers`` drops every workgroupBarrier(), ``empty`` returns at the top of every entry
+point (the cost of launching the grid: workgroups that do nothing).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ ABLATIONS = {
     "o-hits": (r"\bd_out\[[^\]]*\]", "d_out[0u]"),
     "p-hits": (r"\bprobs\[[^\]]*\]", "probs[0u]"),
     "no-barriers": (r"\n\s*workgroupBarrier\(\);", ""),
+    "empty": (r"(@compute[^{]*\{)", r"\1\n    return;"),
 }
 
 
