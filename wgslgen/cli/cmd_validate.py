@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -121,14 +122,14 @@ def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[F
             chosen.append((spec, list(apply_overrides(spec, overrides))))
         except WgslgenError as e:
             problems.append(_unrenderable(spec, e))
-    outcomes = render_outcomes([v for _, variants in chosen for v in variants])
-    for spec, variants in chosen:
-        results = [next(outcomes) for _ in variants]
-        failure = next((r for r in results if isinstance(r, Exception)), None)
-        if failure is None:
-            out.extend(r for rendered in results for r in rendered)  # type: ignore[union-attr]
-        else:
-            problems.append(_unrenderable(spec, failure))
+    with closing(render_outcomes([v for _, variants in chosen for v in variants])) as outcomes:
+        for spec, variants in chosen:
+            results = [next(outcomes) for _ in variants]
+            failure = next((r for r in results if isinstance(r, Exception)), None)
+            if failure is None:
+                out.extend(r for rendered in results for r in rendered)  # type: ignore[union-attr]
+            else:
+                problems.append(_unrenderable(spec, failure))
     return out, problems
 
 

@@ -7,6 +7,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,25 +82,27 @@ def plan(
 
     result = BuildPlan(manifest={"generator": mf.GENERATOR, "kernels": {}, "variants": []})
     chosen = [(spec, list(apply_overrides(spec, overrides))) for spec in kernels]
-    outcomes = render_outcomes([v for _, variants in chosen for v in variants])
-    for spec, variants in chosen:
-        result.manifest["kernels"][spec.name] = mf.kernel_entry(spec)
-        result.specs.append(spec)
-        for variant in variants:
-            renderings = next(outcomes)
-            if isinstance(renderings, Exception):
-                raise renderings
-            for rendered in renderings:
-                facts = dict(rendered.facts)
-                fits = {
-                    name: check_passes(rendered.facts, profile, rendered.features)
-                    for name, profile in BUILTIN_PROFILES.items()
-                }
-                result.files[rendered.relpath] = rendered.source.encode("utf-8")
-                result.manifest["variants"].append(mf.variant_entry(rendered, facts, fits))
-                result.rendered.append(rendered)
-            if on_variant:
-                on_variant(variant.name)
+    # Closed here, not by the garbage collector: a build that stops at a failing variant
+    # stops the render processes in this thread (the collector may run in another).
+    with closing(render_outcomes([v for _, variants in chosen for v in variants])) as outcomes:
+        for spec, variants in chosen:
+            result.manifest["kernels"][spec.name] = mf.kernel_entry(spec)
+            result.specs.append(spec)
+            for variant in variants:
+                renderings = next(outcomes)
+                if isinstance(renderings, Exception):
+                    raise renderings
+                for rendered in renderings:
+                    facts = dict(rendered.facts)
+                    fits = {
+                        name: check_passes(rendered.facts, profile, rendered.features)
+                        for name, profile in BUILTIN_PROFILES.items()
+                    }
+                    result.files[rendered.relpath] = rendered.source.encode("utf-8")
+                    result.manifest["variants"].append(mf.variant_entry(rendered, facts, fits))
+                    result.rendered.append(rendered)
+                if on_variant:
+                    on_variant(variant.name)
     return result
 
 
