@@ -266,8 +266,10 @@ def run_ours(args) -> dict:
                     if args.storage and v.params.get("storage") not in args.storage:
                         continue
                     rendered = render(v, "naga")
-                    h.worker.close()  # a fresh worker (device) per variant
                     for s in SHAPES:
+                        # A fresh worker (device) per variant and shape: the same kernel runs
+                        # slower the longer one device has been timing (benchmarks/README.md).
+                        h.worker.close()
                         shape = shape_of(kernel, s)
                         row = {"family": family, "kernel": kernel, "variant": rendered.name,
                                "baseline": v.name == base, "shape": list(s),
@@ -284,7 +286,7 @@ def run_ours(args) -> dict:
                             continue
                         for mode in ("warm", "cold"):
                             m = h.bench(rendered, shape, warm=mode == "warm",
-                                        budget_s=args.budget_s)  # fmt: skip
+                                        budget_s=args.budget_s, warmup_s=args.warmup_s)  # fmt: skip
                             row[mode] = {"median_us": m.median_ns / 1e3, "iqr_us": m.iqr_ns / 1e3,
                                          "reps": m.reps, "method": m.method}  # fmt: skip
                         rows.append(row)
@@ -377,6 +379,10 @@ def main() -> int:
     )
     ap.add_argument("--adapter", default="gpu")
     ap.add_argument("--budget-s", type=float, default=0.05, help="ours: bench time per figure")
+    ap.add_argument(
+        "--warmup-s", type=float, default=0.025,
+        help="ours: seconds of running the variant before its samples (the GPU's clocks rise)",
+    )  # fmt: skip
     ap.add_argument("--reps", type=int, default=200, help="torch: replays per figure")
     ap.add_argument("--l2-flush", type=int, default=256 << 20, help="torch: bytes written")
     ap.add_argument("--bandwidth", type=float, default=4.3e12, help="table: bytes/s")

@@ -6,9 +6,10 @@
 # Environment: PYTHON (python3), WGSLGEN_PATH (a wgslgen checkout to import; default: this
 # repository), BANDWIDTH (bytes/s for the floor; 4.3e12), STEPS (default "torch ours table
 # test"), ONLY (a regex: time only the variants it matches, and the baselines), REPS (torch
-# replays per figure, 200), TEST_SET (--set options of the largest-shape test; default
-# --set wg=256), TEST_SET_SPLIT (more --set options there for the *_split kernels),
-# TEST_KERNELS (the kernels of that test; default all six).
+# replays per figure, 200), WARMUP_S (seconds each of our variants runs before its samples;
+# 0.025), TEST_SET (--set options of the largest-shape test; default --set wg=256),
+# TEST_SET_SPLIT (more --set options there for the *_split kernels), TEST_KERNELS (the
+# kernels of that test; default all six).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: gpu_fair.sh OUTDIR [FAMILY...]}; shift
@@ -25,7 +26,7 @@ for step in $STEPS; do
                > "$OUT/torch.log" 2>&1 || { echo "torch: failed"; rc=1; }; tail -2 "$OUT/torch.log";;
     ours) # From the wgslgen checkout: its worker runs `python -m wgslgen.run.worker` there.
           (cd "${WGSLGEN_PATH:-$ROOT}" && $PY "$ROOT/benchmarks/fair_attention.py" ours \
-              --families "${fam[@]}" ${ONLY:+--only "$ONLY"} --json "$OUT/ours.json") \
+              --families "${fam[@]}" ${ONLY:+--only "$ONLY"} ${WARMUP_S:+--warmup-s "$WARMUP_S"} --json "$OUT/ours.json") \
               > "$OUT/ours.log" 2>&1 || { echo "ours: FAILED (mismatch or error)"; rc=1; }
           tail -3 "$OUT/ours.log";;
     test) # Correctness at the largest shapes: history 32768 (the global-memory variants of the

@@ -1,0 +1,142 @@
+"""What makes one device time the same kernel slower and slower? (see worker_drift.py)
+
+    python benchmarks/drift_cause.py [--adapter gpu] [--rounds 4000] [--json F]
+
+For each suspect, a fresh device times a memory-bound kernel (warm, wgslgen's method), does
+one thing `--rounds` times, and times the kernel again; the ratio after / before says
+whether that thing makes the device slower:
+
+* ``timestamp-batches``: what timing does per sample batch (a query set and a resolve
+  buffer created, the stamps read back, both destroyed);
+* ``submits``: a dispatch submitted and waited for (a read-back of a 4-byte buffer);
+* ``buffers``: a storage buffer created with data and destroyed (as each job's inputs are);
+* ``cache-flushes``: what a cold sample does first (256 MiB cleared), once per 20 rounds;
+* ``busy``: the kernel dispatched back to back (1024 per submit) for 3 s, as a long warm-up
+  or many timed variants keep a device busy;
+* ``idle``: nothing, for as long as the slowest of the above took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from wgslgen.run.device import choose_adapter, create_device, describe_adapter  # noqa: E402
+from wgslgen.tune.bench import _Timer, measure  # noqa: E402
+
+BUSY_S = 3.0
+WORDS = 8 << 20  # 32 MiB in, 32 MiB out
+COPY = """
+@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    let i = g.x + g.y * 65535u * 256u;
+    if (i < arrayLength(&dst)) { dst[i] = src[i] * 2.0; }
+}
+"""
+
+
+def copy_kernel(device):
+    """A recorder of one dispatch of the copy kernel over fresh buffers."""
+    import wgpu
+
+    module = device.create_shader_module(code=COPY)
+    pipeline = device.create_compute_pipeline(
+        layout="auto", compute={"module": module, "entry_point": "main"}
+    )
+    src = device.create_buffer_with_data(
+        data=np.ones(WORDS, np.float32).tobytes(), usage=wgpu.BufferUsage.STORAGE
+    )
+    dst = device.create_buffer(size=WORDS * 4, usage=wgpu.BufferUsage.STORAGE)
+    bind = device.create_bind_group(
+        layout=pipeline.get_bind_group_layout(0),
+        entries=[
+            {"binding": 0, "resource": {"buffer": src, "offset": 0, "size": src.size}},
+            {"binding": 1, "resource": {"buffer": dst, "offset": 0, "size": dst.size}},
+        ],
+    )
+    groups = WORDS // 4 // 256
+
+    def record(cpass) -> None:
+        cpass.set_pipeline(pipeline)
+        cpass.set_bind_group(0, bind)
+        cpass.dispatch_workgroups(groups, 1, 1)
+
+    return record
+
+
+def stress(device, record, what: str, rounds: int, seconds: float) -> None:
+    """Do ``what`` ``rounds`` times (idle: sleep ``seconds``)."""
+    import wgpu
+
+    if what == "idle":
+        time.sleep(seconds)
+        return
+    if what == "busy":
+        timer = _Timer(device, warm=True, l2_bytes=None)
+        end = time.perf_counter() + BUSY_S
+        while time.perf_counter() < end:
+            timer.samples(record, 1024, 1, flush=False)
+        return
+    timer = _Timer(device, warm=True, l2_bytes=None)
+    cold = _Timer(device, warm=False, l2_bytes=None) if what == "cache-flushes" else None
+    fence = device.create_buffer(size=4, usage=wgpu.BufferUsage.COPY_SRC)
+    for i in range(rounds):
+        if what == "timestamp-batches":
+            timer.samples(record, 1, 1, flush=False)
+        elif what == "submits":
+            enc = device.create_command_encoder()
+            cpass = enc.begin_compute_pass()
+            record(cpass)
+            cpass.end()
+            device.queue.submit([enc.finish()])
+            device.queue.read_buffer(fence)
+        elif what == "cache-flushes":
+            if i % 20 == 0:
+                cold.flush()
+        elif what == "buffers":
+            buf = device.create_buffer_with_data(
+                data=np.zeros(1 << 16, np.float32).tobytes(), usage=wgpu.BufferUsage.STORAGE
+            )
+            buf.destroy()
+
+
+def main() -> None:
+    """Print before/after medians per suspect."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--adapter", default="gpu")
+    ap.add_argument("--rounds", type=int, default=4000)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    adapter = choose_adapter(args.adapter)
+    out: dict = {"adapter": describe_adapter(adapter), "rounds": args.rounds, "suspects": {}}
+    print(out["adapter"])
+    slowest = 0.0
+    for what in ("timestamp-batches", "submits", "buffers", "cache-flushes", "busy", "idle"):
+        device = create_device(adapter, ["timestamp-query"])
+        record = copy_kernel(device)
+        before = measure(device, record, warm=True).median_ns / 1e3
+        t0 = time.perf_counter()
+        stress(device, record, what, args.rounds, slowest)
+        took = time.perf_counter() - t0
+        slowest = max(slowest, took)
+        after = measure(device, record, warm=True).median_ns / 1e3
+        row = {"before_us": before, "after_us": after, "ratio": after / before, "stress_s": took}
+        out["suspects"][what] = row
+        print(f"{what:18} {before:8.1f} -> {after:8.1f} us  x{after / before:.2f}  ({took:.1f} s)")
+        device.destroy()
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
