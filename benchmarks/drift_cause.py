@@ -3,8 +3,9 @@
     python benchmarks/drift_cause.py [--adapter gpu] [--rounds 4000] [--json F]
 
 For each suspect, a fresh device times a memory-bound kernel (warm, wgslgen's method), does
-one thing `--rounds` times, and times the kernel again; the ratio after / before says
-whether that thing makes the device slower:
+one thing `--rounds` times, and times the kernel again, over its old buffers and over
+buffers allocated after the stress (as every new job's are); the ratios after / before say
+whether that thing makes the device, or memory it hands out later, slower:
 
 * ``timestamp-batches``: what timing does per sample batch (a query set and a resolve
   buffer created, the stamps read back, both destroyed);
@@ -130,9 +131,14 @@ def main() -> None:
         took = time.perf_counter() - t0
         slowest = max(slowest, took)
         after = measure(device, record, warm=True).median_ns / 1e3
-        row = {"before_us": before, "after_us": after, "ratio": after / before, "stress_s": took}
+        # the same kernel over buffers allocated after the stress, as each new job's are
+        renewed = measure(device, copy_kernel(device), warm=True).median_ns / 1e3
+        row = {"before_us": before, "after_us": after, "ratio": after / before,
+               "new_buffers_us": renewed, "new_buffers_ratio": renewed / before,
+               "stress_s": took}  # fmt: skip
         out["suspects"][what] = row
-        print(f"{what:18} {before:8.1f} -> {after:8.1f} us  x{after / before:.2f}  ({took:.1f} s)")
+        print(f"{what:18} {before:8.1f} -> {after:8.1f} us  x{after / before:.2f}; new buffers "
+              f"{renewed:8.1f} us  x{renewed / before:.2f}  ({took:.1f} s)")  # fmt: skip
         device.destroy()
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
