@@ -14,7 +14,8 @@ than their instructions and loads explain, and their unrolled text is ~2k instru
   the difference of a 64- and a 320-load chain (the launch cancels).
 
 Timed with wgslgen's own method (GPU timestamps, warm and cold), 256 workgroups of 256
-threads (the split kernels' grid at history 4096), one dispatch per figure.
+threads (the split kernels' grid at history 4096), one dispatch per figure, a fresh device
+per size. (Session 8's run used one device for all sizes; its N >= 4096 rows drifted.)
 """
 
 from __future__ import annotations
@@ -116,13 +117,19 @@ def main() -> None:
     ap.add_argument("--json")
     args = ap.parse_args()
     adapter = choose_adapter(args.adapter)
-    device = create_device(adapter, ["timestamp-query"])
+
+    def fresh_device():
+        # one device per size: a device that has been timing for a while runs kernels slower
+        # (benchmarks/README.md, session 8), and the straight/loop pairs must not differ by age
+        return create_device(adapter, ["timestamp-query"])
+
     print(describe_adapter(adapter))
     out: dict = {"adapter": describe_adapter(adapter), "fma": [], "chase": []}
     for n in (int(s) for s in args.sizes.split(",")):
         data = np.ones(68, dtype=np.float32)
         data[64:65] = np.array([n // 16], dtype=np.uint32).view(np.float32)
         row = {"n": n}
+        device = fresh_device()
         for label, straight in (("straight", True), ("loop", False)):
             for warm in (True, False):
                 key = f"{label}_{'warm' if warm else 'cold'}_us"
@@ -133,6 +140,7 @@ def main() -> None:
     for mib in (4, 120):  # in L2; over twice the 50 MB L2 of an H200
         data = chase_data(mib << 18, rng)
         row: dict = {"buffer_mib": mib}
+        device = fresh_device()
         for warm in (True, False):
             short, long = (
                 time_kernel(device, chase_kernel(steps), data, 1, warm) for steps in CHAIN_STEPS
