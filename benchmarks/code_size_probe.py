@@ -75,20 +75,19 @@ def chase_kernel(steps: int) -> str:
     )
 
 
-def time_kernel(device, source: str, data: np.ndarray, groups: int, warm: bool) -> float:
-    """Median µs of one dispatch of ``source`` over ``data`` (one storage buffer)."""
-    import wgpu
-
+def recorder(device, source: str, buffers: list, groups: int):
+    """A recorder of one dispatch of ``source``'s ``main`` over ``buffers`` (bindings 0, 1, ...
+    of group 0), ``groups`` workgroups along x."""
     module = device.create_shader_module(code=source)
     pipeline = device.create_compute_pipeline(
         layout="auto", compute={"module": module, "entry_point": "main"}
     )
-    buf = device.create_buffer_with_data(
-        data=data.tobytes(), usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
-    )
     bind = device.create_bind_group(
         layout=pipeline.get_bind_group_layout(0),
-        entries=[{"binding": 0, "resource": {"buffer": buf, "offset": 0, "size": buf.size}}],
+        entries=[
+            {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+            for i, b in enumerate(buffers)
+        ],
     )
 
     def record(cpass) -> None:
@@ -96,6 +95,17 @@ def time_kernel(device, source: str, data: np.ndarray, groups: int, warm: bool) 
         cpass.set_bind_group(0, bind)
         cpass.dispatch_workgroups(groups, 1, 1)
 
+    return record
+
+
+def time_kernel(device, source: str, data: np.ndarray, groups: int, warm: bool) -> float:
+    """Median µs of one dispatch of ``source`` over ``data`` (one storage buffer)."""
+    import wgpu
+
+    buf = device.create_buffer_with_data(
+        data=data.tobytes(), usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
+    )
+    record = recorder(device, source, [buf], groups)
     return measure(device, record, warm=warm, budget_s=0.2).median_ns / 1e3
 
 
@@ -109,23 +119,42 @@ def chase_data(n_words: int, rng: np.random.Generator) -> np.ndarray:
     return data
 
 
+def sizes(text: str) -> list[int]:
+    """--sizes: comma-separated multiples of 16 (the loop runs 16 per iteration)."""
+    try:
+        values = [int(s) for s in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of integers: {text!r}") from None
+    if not values or any(v <= 0 or v % 16 for v in values):
+        raise argparse.ArgumentTypeError(f"each size must be a positive multiple of 16: {text!r}")
+    return values
+
+
 def main() -> None:
     """Print and optionally save the probe's figures."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--adapter", default="gpu")
-    ap.add_argument("--sizes", default="512,1024,2048,4096,8192", help="N per thread")
+    ap.add_argument(
+        "--sizes", type=sizes, default="512,1024,2048,4096,8192", help="N per thread, a list"
+    )
     ap.add_argument("--json")
     args = ap.parse_args()
     adapter = choose_adapter(args.adapter)
 
+    device = None
+
     def fresh_device():
         # one device per size: a device that has been timing for a while runs kernels slower
         # (benchmarks/README.md, session 8), and the straight/loop pairs must not differ by age
-        return create_device(adapter, ["timestamp-query"])
+        nonlocal device
+        if device is not None:
+            device.destroy()
+        device = create_device(adapter, ["timestamp-query"])
+        return device
 
     print(describe_adapter(adapter))
     out: dict = {"adapter": describe_adapter(adapter), "fma": [], "chase": []}
-    for n in (int(s) for s in args.sizes.split(",")):
+    for n in args.sizes:
         data = np.ones(68, dtype=np.float32)
         data[64:65] = np.array([n // 16], dtype=np.uint32).view(np.float32)
         row = {"n": n}

@@ -29,6 +29,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from code_size_probe import recorder  # noqa: E402
 
 from wgslgen.run.device import choose_adapter, create_device, describe_adapter  # noqa: E402
 from wgslgen.tune.bench import _Timer, measure  # noqa: E402
@@ -50,29 +53,11 @@ def copy_kernel(device):
     """A recorder of one dispatch of the copy kernel over fresh buffers."""
     import wgpu
 
-    module = device.create_shader_module(code=COPY)
-    pipeline = device.create_compute_pipeline(
-        layout="auto", compute={"module": module, "entry_point": "main"}
-    )
     src = device.create_buffer_with_data(
         data=np.ones(WORDS, np.float32).tobytes(), usage=wgpu.BufferUsage.STORAGE
     )
     dst = device.create_buffer(size=WORDS * 4, usage=wgpu.BufferUsage.STORAGE)
-    bind = device.create_bind_group(
-        layout=pipeline.get_bind_group_layout(0),
-        entries=[
-            {"binding": 0, "resource": {"buffer": src, "offset": 0, "size": src.size}},
-            {"binding": 1, "resource": {"buffer": dst, "offset": 0, "size": dst.size}},
-        ],
-    )
-    groups = WORDS // 4 // 256
-
-    def record(cpass) -> None:
-        cpass.set_pipeline(pipeline)
-        cpass.set_bind_group(0, bind)
-        cpass.dispatch_workgroups(groups, 1, 1)
-
-    return record
+    return recorder(device, COPY, [src, dst], WORDS // 4 // 256)
 
 
 def stress(device, record, what: str, rounds: int, seconds: float) -> None:

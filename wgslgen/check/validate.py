@@ -279,7 +279,7 @@ def _static_findings(sources: list[str | None], jobs: int = 1) -> list[list[Find
     count = sum(s is not None for s in sources)
     if count < _RULES_PER_PROCESS:
         return tint_rules.check_many(sources)
-    # shares by position, sized by the texts to read (the others are None)
+    # as many shares as the texts to read are worth, cut by position (None: nothing to read)
     parts = contiguous_shares(sources, min(jobs, count // _RULES_PER_PROCESS), 1)
     with ThreadPoolExecutor(max_workers=len(parts)) as pool:
         return [f for part in pool.map(_static_findings_apart, parts) for f in part]
