@@ -1,0 +1,126 @@
+"""benchmarks/pipeline_stats.py: its SPIR-V reflector on a real transpiled kernel, and its one-line
+failure where the Vulkan driver lacks VK_KHR_pipeline_executable_properties (lavapipe)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from wgslgen.cli import main
+
+from .conftest import ROOT
+
+SCRIPT = ROOT / "benchmarks" / "pipeline_stats.py"
+KERNEL = "attention_bwd_dq_split"
+VARIANT = f"{KERNEL}__wg256_ch128_g1_u4_e0_sf16"  # f16: the device needs its features enabled
+SELECT = ["--set", "wg=256", "--set", "ch=128", "--set", "g=1", "--set", "u=4", "--set", "e=0"]
+WGSL_BINDING = re.compile(r"@group\((\d+)\)\s*@binding\((\d+)\)\s*var<(\w+)")
+
+
+@pytest.fixture(scope="module")
+def stats() -> ModuleType:
+    """The script as a module (benchmarks/ is no package)."""
+    spec = importlib.util.spec_from_file_location("pipeline_stats", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def spv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One variant of the kernel, transpiled to SPIR-V by naga as `wgslgen transpile` does."""
+    out = tmp_path_factory.mktemp("spv")
+    args = ["transpile", "--kernel", KERNEL, *SELECT, "--set", "s=f16", "--to", "spv"]
+    assert main([*args, "--out", str(out)]) == 0
+    assert [p.relative_to(out).as_posix() for p in out.rglob("*.spv")] == [
+        f"{KERNEL}/{VARIANT}.spv"
+    ]
+    return out / KERNEL / f"{VARIANT}.spv"
+
+
+def test_the_reflector_finds_the_entry_points_and_the_wgsl_bindings(
+    stats: ModuleType, spv: Path
+) -> None:
+    module = stats.reflect(spv)
+    assert module.entry_points == ("partials", "finalize")
+    wgsl = (ROOT / "generated" / KERNEL / f"{VARIANT}.wgsl").read_text(encoding="utf-8")
+    declared = [(int(g), int(b), space) for g, b, space in WGSL_BINDING.findall(wgsl)]
+    assert len(declared) == wgsl.count("@binding(") == 8
+    assert [space for *_, space in declared] == ["uniform"] + ["storage"] * 7
+    kinds = {"uniform": stats.UNIFORM_BUFFER, "storage": stats.STORAGE_BUFFER}
+    found = [(b.set, b.binding, b.descriptor_type) for b in module.bindings]
+    assert found == [(g, b, kinds[space]) for g, b, space in declared]
+    assert module.set_layouts() == [list(module.bindings)]
+
+
+def test_descriptor_types_are_vulkans_values(stats: ModuleType) -> None:
+    import vulkan
+
+    assert stats.UNIFORM_BUFFER == vulkan.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+    assert stats.STORAGE_BUFFER == vulkan.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+
+
+def test_a_set_the_module_skips_gets_an_empty_layout(stats: ModuleType, spv: Path) -> None:
+    first, second = stats.reflect(spv).bindings[:2]
+    moved = dataclasses.replace(second, set=2)
+    module = dataclasses.replace(stats.reflect(spv), bindings=(first, moved))
+    assert module.set_layouts() == [[first], [], [moved]]
+
+
+def test_what_is_not_spirv_is_refused_in_one_line(
+    stats: ModuleType, spv: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(stats.ProbeError, match=r"\.wgsl: not a SPIR-V module$"):
+        stats.reflect(ROOT / "generated" / KERNEL / f"{VARIANT}.wgsl")
+    code = spv.read_bytes()
+    assert code[:4] == bytes.fromhex("03022307") and len(code) < 0xFFFF * 4  # naga's byte order
+    bad = tmp_path / "bad.spv"  # the first instruction after the 5-word header claims 65535 words
+    bad.write_bytes(code[:22] + b"\xff\xff" + code[24:])  # the word count: a word's top half
+    with pytest.raises(stats.ProbeError, match=r"bad\.spv: malformed instruction at word 5$"):
+        stats.reflect(bad)
+
+
+def _probe(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, str(SCRIPT), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+
+def test_on_lavapipe_it_stops_with_one_line_naming_the_device_and_extension(
+    spv: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "stats.json"
+    # The folder above the kernel's (searched for *.spv); --device: lavapipe's verdict whatever
+    # other driver this machine has (Mesa 22's lavapipe lacks the extension).
+    done = _probe(
+        str(spv.parent.parent), "--only", "_sf16$", "--device", "llvmpipe", "--json", str(out)
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout == "reflected 1 module(s), 2 compute entry point(s)\n"  # before Vulkan
+    assert "Traceback" not in done.stderr
+    assert re.fullmatch(
+        r"pipeline_stats: error: the Vulkan driver of llvmpipe \(.+\) does not support "
+        r"VK_KHR_pipeline_executable_properties\n",
+        done.stderr,
+    ), done.stderr
+    assert not out.exists()
+    debug = _probe(str(spv), "--device", "llvmpipe", "--debug")
+    assert debug.returncode == 1 and "Traceback" in debug.stderr
+    assert "ProbeError: the Vulkan driver of llvmpipe" in debug.stderr
+
+
+def test_nothing_to_probe_and_ir_without_json_are_refused(spv: Path, tmp_path: Path) -> None:
+    done = _probe(str(spv.parent), "--only", "no-such-variant")
+    assert (done.returncode, done.stderr) == (2, "pipeline_stats: error: no .spv file to probe\n")
+    done = _probe(str(tmp_path / "missing.spv"))
+    assert done.returncode == 2 and "no such file or folder" in done.stderr
+    done = _probe(str(spv), "--ir")
+    assert done.returncode == 2 and "--ir needs --json" in done.stderr
