@@ -15,6 +15,11 @@ whether that thing makes the device, or memory it hands out later, slower:
 * ``busy``: the kernel dispatched back to back (1024 per submit) for 3 s, as a long warm-up
   or many timed variants keep a device busy;
 * ``idle``: nothing, for as long as the slowest of the above took.
+
+``--recovery`` asks the follow-up question (idle was the one suspect that slowed the kernel):
+after S seconds idle, how slow is the kernel and for how long (timed again and again for
+``TRACE_S``), without and with the timing method's spin-up (``bench.SPIN_UP_S`` of
+back-to-back dispatches before each measurement)?
 """
 
 from __future__ import annotations
@@ -34,9 +39,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from code_size_probe import recorder  # noqa: E402
 
 from wgslgen.run.device import choose_adapter, create_device, describe_adapter  # noqa: E402
-from wgslgen.tune.bench import _Timer, measure  # noqa: E402
+from wgslgen.tune.bench import SPIN_UP_S, _Timer, measure  # noqa: E402
 
 BUSY_S = 3.0
+TRACE_S = 2.0  # --recovery: how long the kernel is re-timed after the idle spell
 WORDS = 8 << 20  # 32 MiB in, 32 MiB out
 COPY = """
 @group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
@@ -60,6 +66,14 @@ def copy_kernel(device):
     return recorder(device, COPY, [src, dst], WORDS // 4 // 256)
 
 
+def keep_busy(device, record, seconds: float) -> None:
+    """Dispatch the kernel back to back (1024 per submit) for ``seconds``."""
+    timer = _Timer(device, warm=True, l2_bytes=None)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        timer.samples(record, 1024, 1, flush=False)
+
+
 def stress(device, record, what: str, rounds: int, seconds: float) -> None:
     """Do ``what`` ``rounds`` times (idle: sleep ``seconds``)."""
     import wgpu
@@ -68,10 +82,7 @@ def stress(device, record, what: str, rounds: int, seconds: float) -> None:
         time.sleep(seconds)
         return
     if what == "busy":
-        timer = _Timer(device, warm=True, l2_bytes=None)
-        end = time.perf_counter() + BUSY_S
-        while time.perf_counter() < end:
-            timer.samples(record, 1024, 1, flush=False)
+        keep_busy(device, record, BUSY_S)
         return
     timer = _Timer(device, warm=True, l2_bytes=None)
     cold = _Timer(device, warm=False, l2_bytes=None) if what == "cache-flushes" else None
@@ -96,16 +107,42 @@ def stress(device, record, what: str, rounds: int, seconds: float) -> None:
             buf.destroy()
 
 
+def recovery(adapter, idle_s: float, spin_up_s: float) -> dict:
+    """On a fresh device: the kernel's time, then re-timed for TRACE_S after ``idle_s`` idle,
+    each measurement with ``spin_up_s`` of back-to-back dispatches first."""
+    device = create_device(adapter, ["timestamp-query"])
+    record = copy_kernel(device)
+    before = measure(device, record, warm=True).median_ns / 1e3
+    time.sleep(idle_s)
+    t0 = time.perf_counter()
+    trace = []
+    while time.perf_counter() - t0 < TRACE_S:
+        us = measure(device, record, warm=True, spin_up_s=spin_up_s).median_ns / 1e3
+        trace.append((round(time.perf_counter() - t0, 3), round(us, 2)))
+    device.destroy()
+    shown = ", ".join(f"{us:.1f}" for _, us in trace[:8])
+    print(f"idle {idle_s:3.1f} s, spin-up {spin_up_s:4.2f} s: {before:6.1f} us before; "
+          f"after: {shown}")  # fmt: skip
+    return {"idle_s": idle_s, "spin_up_s": spin_up_s, "before_us": before, "trace": trace}
+
+
 def main() -> None:
     """Print before/after medians per suspect."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--adapter", default="gpu")
     ap.add_argument("--rounds", type=int, default=4000)
+    ap.add_argument("--recovery", action="store_true", help="the idle follow-up (see above)")
     ap.add_argument("--json")
     args = ap.parse_args()
     adapter = choose_adapter(args.adapter)
     out: dict = {"adapter": describe_adapter(adapter), "rounds": args.rounds, "suspects": {}}
     print(out["adapter"])
+    if args.recovery:
+        cases = [(idle, spin) for idle in (2.0, 5.0, 8.0) for spin in (0.0, SPIN_UP_S)]
+        out["recovery"] = [recovery(adapter, idle, spin) for idle, spin in cases]
+        if args.json:
+            Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+        return
     slowest = 0.0
     for what in ("timestamp-batches", "submits", "buffers", "cache-flushes", "busy", "idle"):
         device = create_device(adapter, ["timestamp-query"])

@@ -96,6 +96,40 @@ def test_more_work_measures_slower(device):
     assert all(m.reps == 7 for m in res.values())
 
 
+def test_spin_up_keeps_the_device_busy_before_timing(device, monkeypatch):
+    # A GPU idle for seconds runs slow until its clocks ramp back up; the spin-up is what
+    # brings them up: back-to-back dispatches, many per pass, for the time asked. (lavapipe
+    # is a CPU adapter, which skips it: here it is told otherwise to run the real thing.)
+    monkeypatch.setattr(bench, "_is_cpu", lambda _device: False)
+    inner = kernel(device, 200)
+    passes: list[list] = []  # [pass encoder, dispatches recorded into it]
+
+    def record(cpass) -> None:
+        if not passes or passes[-1][0] is not cpass:
+            passes.append([cpass, 0])
+        passes[-1][1] += 1
+        inner(cpass)
+
+    t0 = time.perf_counter()
+    bench._Timer(device, warm=True, l2_bytes=None).spin_up(record, 0.3)
+    assert time.perf_counter() - t0 >= 0.3
+    counts = [n for _, n in passes]
+    # the first pass times one dispatch (its cost sizes the rest); the spin-up's passes hold many
+    assert counts[0] == 1 and len(counts) >= 2
+    assert min(counts[1:]) > 1
+
+
+def test_no_spin_up_on_a_cpu_adapter_or_when_asked_for_none(device, monkeypatch):
+    calls = []
+    monkeypatch.setattr(bench._Timer, "samples", lambda self, *a, **k: calls.append(a) or [1.0])
+    timer = bench._Timer(device, warm=True, l2_bytes=None)
+    assert bench._is_cpu(device)  # lavapipe
+    timer.spin_up(kernel(device, 10), 0.5)
+    monkeypatch.setattr(bench, "_is_cpu", lambda _device: False)
+    timer.spin_up(kernel(device, 10), 0.0)
+    assert calls == []
+
+
 def test_cold_flush_outside_interval(device, monkeypatch):
     flushes = []
     real_flush = bench._Timer.flush

@@ -27,6 +27,16 @@ MAX_DISPATCHES_PER_SAMPLE = 4096
 _MAX_BATCH = 2048
 _TIMER_PROBES = 8
 _HEAD_TO_HEAD_WARMUP_S = 0.025
+# A few seconds idle and the NVIDIA driver drops the SM clock (1980 -> 345 MHz on an H200); a
+# trickle of single timed dispatches (calibration) brings it back only over ~2 s, so a kernel
+# timed then reads up to 2.8x slow (benchmarks/drift_cause.py --recovery: a 20 us kernel read
+# 54 us after 5-8 s idle). Under back-to-back dispatches the clock was back within ~0.4 s
+# (0.25 s of them fixed a 5 s idle spell but not an 8 s one), so every measurement on a GPU
+# starts with this much of them. A CPU adapter has no such clock and skips it.
+SPIN_UP_S = 0.5
+# Each spin-up submit holds about this much work, so that a slow device still returns within
+# the spin-up and a fast one is not starved by Python recording.
+_SPIN_SUBMIT_S = 0.02
 
 
 @dataclass(frozen=True)
@@ -194,6 +204,22 @@ class _Timer:
             out.append((time.perf_counter_ns() - t0) / k)
         return out
 
+    def spin_up(self, record: Recorder, seconds: float) -> None:
+        """Keep the device busy with back-to-back dispatches for ``seconds`` (clocks up)."""
+        end = time.perf_counter() + seconds
+        if seconds <= 0 or _is_cpu(self.device):
+            return
+        per_dispatch_ns = max(self.samples(record, 1, 1, flush=False)[0], 1.0)
+        n = max(1, min(MAX_DISPATCHES_PER_SAMPLE, int(_SPIN_SUBMIT_S * 1e9 / per_dispatch_ns)))
+        while time.perf_counter() < end:
+            enc = self.device.create_command_encoder()
+            cpass = enc.begin_compute_pass()
+            for _ in range(n):
+                record(cpass)
+            cpass.end()
+            self.device.queue.submit([enc.finish()])
+            self.wait()
+
     def calibrate(self, record: Recorder, warmup_s: float) -> tuple[int, float]:
         """Warm up by time; return (dispatches per sample, estimated seconds per sample)."""
         # Every wall-clock sample contains one submit round trip: that is not kernel time.
@@ -229,6 +255,12 @@ class _Timer:
         )  # fmt: skip
 
 
+def _is_cpu(device: Any) -> bool:
+    """Whether the device runs on the CPU (lavapipe, WARP, SwiftShader): no clock to raise."""
+    adapter = getattr(device, "adapter", None)
+    return getattr(adapter, "info", {}).get("adapter_type") == "CPU"
+
+
 def _quantum(stamps: list[int]) -> int:
     """The timer's tick in stamp units: the gcd of all differences (1 if they tell nothing)."""
     return max(math.gcd(*(s - stamps[0] for s in stamps)), 1)
@@ -245,12 +277,14 @@ def measure(
     warm: bool = False,
     l2_bytes: int | None = None,
     warmup_s: float = 0.025,
+    spin_up_s: float = SPIN_UP_S,
     budget_s: float = 0.1,
     min_reps: int = 5,
     max_reps: int = 1000,
 ) -> Measurement:
     """Time one dispatch recorded by ``record(pass_encoder)``: cold cache unless ``warm``."""
     timer = _Timer(device, warm, l2_bytes)
+    timer.spin_up(record, spin_up_s)
     k, per_sample_s = timer.calibrate(record, warmup_s)
     reps = max(min_reps, min(max_reps, int(budget_s / per_sample_s)))
     return timer.measurement(timer.samples(record, k, reps, flush=not warm), k)
@@ -263,9 +297,12 @@ def head_to_head(
     rounds: int = 15,
     warm: bool = False,
     l2_bytes: int | None = None,
+    spin_up_s: float = SPIN_UP_S,
 ) -> dict[str, Measurement]:
     """Time finalists in strict alternation (A B C A B C ...) so drift hits all alike."""
     timer = _Timer(device, warm, l2_bytes)
+    if records:
+        timer.spin_up(next(iter(records.values())), spin_up_s)
     ks = {name: timer.calibrate(rec, _HEAD_TO_HEAD_WARMUP_S)[0] for name, rec in records.items()}
     samples: dict[str, list[float]] = {name: [] for name in records}
     for _ in range(rounds):
