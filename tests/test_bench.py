@@ -83,6 +83,7 @@ def test_measure_timestamp_basics(device):
     assert m.dispatches_per_sample >= 1
     assert 0 < m.timer_resolution_ns <= 1000  # lavapipe stamps are nanoseconds
     assert not m.warm and m.l2_flush_bytes == 2 * SMALL_L2
+    assert m.spin_up_s == 0.0  # lavapipe is a CPU adapter: no clock to bring up
     # JSON round trip
     assert Measurement.from_dict(json.loads(json.dumps(m.to_dict()))) == m
 
@@ -113,6 +114,8 @@ def test_spin_up_keeps_the_device_busy_before_timing(device, monkeypatch):
     t0 = time.perf_counter()
     bench._Timer(device, warm=True, l2_bytes=None).spin_up(record, 0.3)
     assert time.perf_counter() - t0 >= 0.3
+    # and the measurement says it was taken so (a CPU adapter's says 0: see below)
+    assert measure(device, inner, warm=True, spin_up_s=0.05, budget_s=0.01).spin_up_s == 0.05
     counts = [n for _, n in passes]
     # the first pass times one dispatch (its cost sizes the rest); the spin-up's passes hold many
     assert counts[0] == 1 and len(counts) >= 2
@@ -127,7 +130,7 @@ def test_no_spin_up_on_a_cpu_adapter_or_when_asked_for_none(device, monkeypatch)
     timer.spin_up(kernel(device, 10), 0.5)
     monkeypatch.setattr(bench, "_is_cpu", lambda _device: False)
     timer.spin_up(kernel(device, 10), 0.0)
-    assert calls == []
+    assert calls == [] and timer.spun_up_s == 0.0
 
 
 def test_cold_flush_outside_interval(device, monkeypatch):

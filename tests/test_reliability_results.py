@@ -18,9 +18,9 @@ from wgslgen.cli import main
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import render
 from wgslgen.spec.loader import discover
-from wgslgen.tune import records
+from wgslgen.tune import bench, records
 from wgslgen.tune.bench import Measurement
-from wgslgen.tune.db import ResultsDB
+from wgslgen.tune.db import Record, ResultsDB
 from wgslgen.tune.runner import TuneOptions, TuneSession
 from wgslgen.tune.selection import Candidate, decide, judge_sha256, update_selection
 
@@ -85,6 +85,24 @@ def test_retry_failed_runs_wrong_records_again() -> None:
     assert not TuneSession._reusable(fake, rec(status="wrong"))
     fake = SimpleNamespace(options=TuneOptions(retry_failed=False))
     assert TuneSession._reusable(fake, rec(status="wrong"))
+
+
+def test_a_gpu_timing_without_the_spin_up_is_measured_again() -> None:
+    # Records from before the spin-up may hold a GPU's low-clock timings (benchmarks/README.md
+    # session 9); a CPU adapter has no such clock, so its records stay good.
+    fake = SimpleNamespace(options=TuneOptions(l2_bytes=1 << 20))  # rec()'s flush: 2 MiB
+    old, cpu, gpu = rec(), {"adapter_type": "CPU"}, {"adapter_type": "DiscreteGPU"}
+    assert old.measurement is not None and old.measurement.spin_up_s == 0.0
+    spun = replace(old.measurement, spin_up_s=bench.SPIN_UP_S)
+    assert TuneSession._reusable(fake, replace(old, device_info=cpu))
+    assert not TuneSession._reusable(fake, replace(old, device_info=gpu))
+    assert TuneSession._reusable(fake, replace(old, device_info=gpu, measurement=spun))
+    # and the field survives the results file, or reads 0 where a record predates it
+    d = replace(old, measurement=spun).to_dict()
+    assert Record.from_dict(d).measurement.spin_up_s == bench.SPIN_UP_S
+    del d["measurement"]["spin_up_s"]
+    assert Record.from_dict(d).measurement.spin_up_s == 0.0
+    jsonschema.validate(d, records.schemas()["results.schema.json"])
 
 
 def _m(median: float, iqr: float = 0.0) -> Measurement:

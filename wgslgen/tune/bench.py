@@ -6,7 +6,7 @@ import math
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,9 @@ class Measurement:
     warm: bool
     timer_resolution_ns: float
     l2_flush_bytes: int
+    # Seconds of back-to-back dispatches before the samples (0: none, as on a CPU adapter or
+    # in records from before the spin-up existed, whose GPU timings may be clock-drifted).
+    spin_up_s: float = 0.0
 
     @classmethod
     def from_samples(cls, samples_ns: list[float], **how: Any) -> Measurement:
@@ -71,7 +74,11 @@ class Measurement:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Measurement:
         """The inverse of to_dict; raises KeyError/ValueError on a malformed dict."""
-        fields = {name: d[name] for name in cls.__dataclass_fields__}
+        fields = {
+            name: d[name]
+            for name, f in cls.__dataclass_fields__.items()
+            if name in d or f.default is MISSING
+        }
         fields["samples_ns"] = tuple(float(s) for s in fields["samples_ns"])
         if fields["method"] not in ("timestamp", "wallclock"):
             raise ValueError(f"unknown timing method {fields['method']!r}")
@@ -98,6 +105,7 @@ class _Timer:
         self.period = self._timestamp_period()
         self.resolution_ns = self._probe_resolution()
         self.factor = TIMESTAMP_FACTOR if self.method == "timestamp" else WALLCLOCK_FACTOR
+        self.spun_up_s = 0.0
 
     def _scratch(self, nbytes: int) -> list[Any]:
         bufs = _scratch.get(self.device, [])
@@ -219,6 +227,7 @@ class _Timer:
             cpass.end()
             self.device.queue.submit([enc.finish()])
             self.wait()
+        self.spun_up_s = seconds
 
     def calibrate(self, record: Recorder, warmup_s: float) -> tuple[int, float]:
         """Warm up by time; return (dispatches per sample, estimated seconds per sample)."""
@@ -252,6 +261,7 @@ class _Timer:
         return Measurement.from_samples(
             samples_ns, dispatches_per_sample=k, method=self.method, warm=self.warm,
             timer_resolution_ns=self.resolution_ns, l2_flush_bytes=self.flush_bytes,
+            spin_up_s=self.spun_up_s,
         )  # fmt: skip
 
 

@@ -42,6 +42,7 @@ class MeasurementModel(_Strict):
     warm: bool
     timer_resolution_ns: Nanoseconds
     l2_flush_bytes: int = Field(ge=0)
+    spin_up_s: float = Field(default=0.0, ge=0)  # absent in records from before it existed
 
 
 class KeyModel(_Strict):

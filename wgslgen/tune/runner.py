@@ -28,7 +28,7 @@ from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
 from wgslgen.spec.space import VariantSpace
 from wgslgen.tune import planning, search
-from wgslgen.tune.bench import Measurement
+from wgslgen.tune.bench import SPIN_UP_S, Measurement
 from wgslgen.tune.db import (
     Record,
     ResultKey,
@@ -264,12 +264,15 @@ class TuneSession:
 
     def _reusable(self, r: Record) -> bool:
         if r.status == "ok":
-            # A record timed another way (warm vs cold, another flush size) is not this run's.
+            # A record timed another way (warm vs cold, another flush size) is not this run's;
+            # nor one timed on a GPU without today's spin-up (its clock may have been low).
             m = r.measurement
+            on_cpu = r.device_info.get("adapter_type") == "CPU"
             return (
                 m is not None
                 and m.warm == self.options.warm
                 and (m.warm or m.l2_flush_bytes == self.options.flush_bytes())
+                and (on_cpu or m.spin_up_s >= SPIN_UP_S)
             )
         if r.status == "lost":  # a fleet task whose node died: never measured, so measure it
             return False
