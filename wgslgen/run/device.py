@@ -46,6 +46,11 @@ class DeviceKey:
         return f"{self.device or self.vendor} [{self.backend}, {self.adapter_type}]"
 
 
+def is_cpu_adapter(info: Mapping[str, Any]) -> bool:
+    """Whether an adapter's info (or a DeviceKey dict) is a CPU one: lavapipe, WARP, SwiftShader."""
+    return info.get("adapter_type") == "CPU"
+
+
 def _wgpu():
     import wgpu
 
@@ -68,16 +73,13 @@ def choose_adapter(selector: str | None = None) -> Any:
         )
     sel = (selector or "auto").lower()
 
-    def is_cpu(a: Any) -> bool:
-        return a.info.get("adapter_type") == "CPU"
-
     if sel == "auto":
-        gpus = [a for a in adapters if not is_cpu(a)]
+        gpus = [a for a in adapters if not is_cpu_adapter(a.info)]
         return (gpus or adapters)[0]
     if sel == "cpu":
-        matches = [a for a in adapters if is_cpu(a)]
+        matches = [a for a in adapters if is_cpu_adapter(a.info)]
     elif sel == "gpu":
-        matches = [a for a in adapters if not is_cpu(a)]
+        matches = [a for a in adapters if not is_cpu_adapter(a.info)]
     else:
         matches = [a for a in adapters if sel in describe_adapter(a).lower()]
     if not matches:

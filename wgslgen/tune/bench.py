@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from wgslgen.run.device import is_cpu_adapter
+
 # Default last-level cache size to evict before each cold repetition; the flush writes 2x this.
 # 128 MiB is at least the LLC of every GPU wgslgen is likely to meet (H100/H200 L2 50 MB,
 # RTX 4090 L2 72 MB, RDNA3 Infinity Cache 96 MB, B200 L2 126 MB), so 256 MiB are written,
@@ -266,9 +268,8 @@ class _Timer:
 
 
 def _is_cpu(device: Any) -> bool:
-    """Whether the device runs on the CPU (lavapipe, WARP, SwiftShader): no clock to raise."""
-    adapter = getattr(device, "adapter", None)
-    return getattr(adapter, "info", {}).get("adapter_type") == "CPU"
+    """Whether the device runs on the CPU: no clock to raise."""
+    return is_cpu_adapter(device.adapter.info)
 
 
 def _quantum(stamps: list[int]) -> int:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from wgslgen.errors import WgslgenError
-from wgslgen.run.device import DeviceKey
+from wgslgen.run.device import DeviceKey, is_cpu_adapter
 from wgslgen.run.harness import Harness
 from wgslgen.run.protocol import HeadToHeadJob, Hello
 from wgslgen.tune.db import ResultsDB
@@ -267,7 +267,7 @@ def _node(info: Mapping[str, Any], hello: Hello, host: str) -> Node | None:
     resources = info.get("Resources", {})
     gpus = int(resources.get("GPU", 0))
     cpus = int(resources.get("CPU", 0))
-    cpu_adapter = hello.key.get("adapter_type") == "CPU"
+    cpu_adapter = is_cpu_adapter(hello.key)
     if gpus and not cpu_adapter:
         return Node(info["NodeID"], host, 1, True)
     if not cpus:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wgslgen.errors import WgslgenError
-from wgslgen.run.device import DeviceKey
+from wgslgen.run.device import DeviceKey, is_cpu_adapter
 from wgslgen.run.protocol import HeadToHeadJob, Hello
 from wgslgen.run.worker_client import WorkerClient, WorkerFailure
 from wgslgen.tune.bench import Measurement
@@ -78,9 +78,7 @@ def _client(setup: WorkerSetup) -> tuple[WorkerClient, bool]:
     client = _CLIENTS.get(key) or WorkerClient(setup.adapter)
     client.module = setup.module
     hello = client.start()
-    keep = setup.fresh == "never" or (
-        setup.fresh == "auto" and hello.key.get("adapter_type") == "CPU"
-    )
+    keep = setup.fresh == "never" or (setup.fresh == "auto" and is_cpu_adapter(hello.key))
     if keep:
         _CLIENTS[key] = client
     else:

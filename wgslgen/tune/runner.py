@@ -22,7 +22,7 @@ from typing import Any
 from wgslgen.check.limits import BUILTIN_PROFILES, check_passes
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import render
-from wgslgen.run.device import DeviceKey
+from wgslgen.run.device import DeviceKey, is_cpu_adapter
 from wgslgen.run.harness import Harness, Status
 from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
@@ -267,7 +267,7 @@ class TuneSession:
             # A record timed another way (warm vs cold, another flush size) is not this run's;
             # nor one timed on a GPU without today's spin-up (its clock may have been low).
             m = r.measurement
-            on_cpu = r.device_info.get("adapter_type") == "CPU"
+            on_cpu = is_cpu_adapter(r.device_info)
             return (
                 m is not None
                 and m.warm == self.options.warm
@@ -343,7 +343,7 @@ class TuneSession:
         one worker on CPU adapters.
         """
         mode = self.options.fresh_worker
-        on_cpu = self.harness.adapter_info["key"].get("adapter_type") == "CPU"
+        on_cpu = is_cpu_adapter(self.harness.adapter_info["key"])
         if mode == "always" or (mode == "auto" and not on_cpu):
             self.harness.worker.close()
 
