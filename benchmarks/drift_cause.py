@@ -66,14 +66,6 @@ def copy_kernel(device):
     return recorder(device, COPY, [src, dst], WORDS // 4 // 256)
 
 
-def keep_busy(device, record, seconds: float) -> None:
-    """Dispatch the kernel back to back (1024 per submit) for ``seconds``."""
-    timer = _Timer(device, warm=True, l2_bytes=None)
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        timer.samples(record, 1024, 1, flush=False)
-
-
 def stress(device, record, what: str, rounds: int, seconds: float) -> None:
     """Do ``what`` ``rounds`` times (idle: sleep ``seconds``)."""
     import wgpu
@@ -82,7 +74,10 @@ def stress(device, record, what: str, rounds: int, seconds: float) -> None:
         time.sleep(seconds)
         return
     if what == "busy":
-        keep_busy(device, record, BUSY_S)
+        timer = _Timer(device, warm=True, l2_bytes=None)
+        end = time.perf_counter() + BUSY_S
+        while time.perf_counter() < end:
+            timer.samples(record, 1024, 1, flush=False)
         return
     timer = _Timer(device, warm=True, l2_bytes=None)
     cold = _Timer(device, warm=False, l2_bytes=None) if what == "cache-flushes" else None
