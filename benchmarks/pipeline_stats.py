@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import struct
 import sys
@@ -31,6 +30,10 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # wgslgen, run from anywhere
+
+from wgslgen.atomic import atomic_write_text
 
 EXTENSION = "VK_KHR_pipeline_executable_properties"
 UNIFORM_BUFFER, STORAGE_BUFFER = 6, 7  # VkDescriptorType values
@@ -346,14 +349,6 @@ def format_table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_json(path: Path, data: dict) -> None:
-    """Write ``data`` to ``path`` whole or not at all (a temporary file, then os.replace)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(temp, path)
-
-
 def _run(args: argparse.Namespace) -> int:
     modules = [reflect(path) for path in collect(args.paths, args.only)]
     if not modules:
@@ -369,7 +364,7 @@ def _run(args: argparse.Namespace) -> int:
     print(", ".join(gpu.about.values()))
     print(format_table(results))
     if args.json:
-        write_json(args.json, {**gpu.about, "results": results})
+        atomic_write_text(args.json, json.dumps({**gpu.about, "results": results}, indent=2) + "\n")
     return 1 if any(r["error"] for r in results) else 0
 
 
