@@ -13,8 +13,10 @@ Shapes are (head_dim, n_heads, n_kv_heads, history_len), as in fair_attention.py
 is gone, to see what the rest costs (the results are wrong, so these are timed unchecked):
 ``k-hits``/``v-hits`` read element 0 of K/V wherever they read it (every load an L1 hit: no
 K/V traffic, the same instructions), ``o-hits``/``p-hits`` the same for d_out and probs,
-``no-barriers`` drops every workgroupBarrier(), ``empty`` returns at the top of every entry
-point (the cost of launching the grid: workgroups that do nothing).
+``part-hits``/``ds-hits`` for the reads (only) of the scratch partials and of d_scores (the
+compiler may then merge a thread's identical loads into one), ``no-barriers`` drops every
+workgroupBarrier(), ``empty`` returns at the top of every entry point (the cost of launching
+the grid: workgroups that do nothing).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ ABLATIONS = {
     "v-hits": (r"\bv_hist\[[^\]]*\]", "v_hist[0u]"),
     "o-hits": (r"\bd_out\[[^\]]*\]", "d_out[0u]"),
     "p-hits": (r"\bprobs\[[^\]]*\]", "probs[0u]"),
+    # reads only (not followed by an assignment): the writes stay where they were
+    "part-hits": (r"\bpart\[[^\]]*\](?!\s*=[^=])", "part[0u]"),
+    "ds-hits": (r"\bd_scores\[[^\]]*\](?!\s*=[^=])", "d_scores[0u]"),
     "no-barriers": (r"\n\s*workgroupBarrier\(\);", ""),
     "empty": (r"(@compute[^{]*\{)", r"\1\n    return;"),
 }
