@@ -38,11 +38,10 @@ def timed_variants(files: list[Path]) -> list[tuple[str, str]]:
     seen: dict[tuple[str, str], None] = {}
     for f in files:
         try:
-            rows = json.loads(f.read_text(encoding="utf-8"))["results"]
+            for r in json.loads(f.read_text(encoding="utf-8"))["results"]:
+                seen[(r["kernel"], r["variant"])] = None
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise SystemExit(f"{f}: not a fair_attention.py ours file ({exc})") from None
-        for r in rows:
-            seen[(r["kernel"], r["variant"])] = None
+            raise SystemExit(f"{f}: not a fair_attention.py ours file ({exc!r})") from None
     return list(seen)
 
 
@@ -73,7 +72,12 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per variant")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    largest = tuple(int(x) for x in args.shape.split(","))
+    try:
+        largest = tuple(int(x) for x in args.shape.split(","))
+        if len(largest) != 4 or min(largest) < 1:
+            raise ValueError
+    except ValueError:
+        ap.error(f"--shape {args.shape!r}: four positive integers d,H,KV,N")
     wanted = timed_variants(args.ours)
     kernels = {k for k, _ in wanted}
     by_name = {v.name: v for s in discover([ROOT / "templates"]) if s.name in kernels

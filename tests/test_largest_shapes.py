@@ -67,6 +67,14 @@ def test_unknown_variant_and_corrupt_file_are_named(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert f"{bad}: not a fair_attention.py ours file" in proc.stderr
     assert "Traceback" not in proc.stderr
+    bad.write_text('{"results": [{"variant": "x"}]}')  # a row without its kernel
+    proc = largest(bad)
+    assert proc.returncode == 1
+    assert f"{bad}: not a fair_attention.py ours file (KeyError('kernel'))" in proc.stderr
+    proc = largest(ours_file(tmp_path, [SPLIT]), "--shape", "16,2,8")
+    assert proc.returncode == 2
+    assert "--shape '16,2,8': four positive integers d,H,KV,N" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_no_such_adapter_is_one_line(tmp_path: Path) -> None:
