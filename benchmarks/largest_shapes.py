@@ -89,12 +89,15 @@ def main() -> int:
         with Harness(args.adapter, timeout=args.timeout) as h:
             adapter = h.adapter_info["label"]
             print(f"adapter: {adapter}", flush=True)
-            rows = [check(h, by_name[name], kernel, largest) for kernel, name in wanted]
+            rows = []
+            for kernel, name in wanted:
+                rows.append(check(h, by_name[name], kernel, largest))
+                if args.json:  # after every variant: a run cut short keeps what it checked
+                    done = {"adapter": adapter, "results": rows}
+                    atomic_write_text(args.json, json.dumps(done, indent=1))
     except WgslgenError as exc:  # no such adapter, a worker that cannot start
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    if args.json:
-        atomic_write_text(args.json, json.dumps({"adapter": adapter, "results": rows}, indent=1))
     bad = [r for r in rows if r["status"] != "pass"]
     print(f"{len(rows) - len(bad)} of {len(rows)} variants pass at their largest shape")
     return 1 if bad else 0
