@@ -5,12 +5,13 @@ One device session measures three things (run it on the GPU machine, CUDA + Vulk
 * **PyTorch**: the same GQA math, eager and ``torch.compile``, each **captured in a CUDA
   graph** (no CPU launch gaps), with K/V in f32 and in f16; warm (back-to-back replays) and
   cold (a write of ``--l2-flush`` bytes before each replay, outside the timed interval);
-  CUDA events around each replay; median of ``--reps``.
+  CUDA events around each replay; median of ``--reps``; each figure after ``--spin-up-s`` of
+  back-to-back replays (the GPU's clock drops while compiling leaves it idle).
 * **wgslgen**: every variant of the timed kernels, each in a fresh worker process (a
   long-lived device drifts, see worker_drift.py), through wgslgen's own timing code
-  (``Harness.bench`` → ``bench.measure``: GPU timestamps, warm and cold, 2 × 128 MiB
-  flushed before each cold sample). Every variant is first checked against the numpy
-  reference at every shape it is timed at, and a mismatch fails the run (exit 1).
+  (``Harness.bench`` → ``bench.measure``: a spin-up of SPIN_UP_S, GPU timestamps, warm and
+  cold, 2 × 128 MiB flushed before each cold sample). Every variant is first checked against
+  the numpy reference at every shape it is timed at, and a mismatch fails the run (exit 1).
 * **The floor**: an empty dependent dispatch on this device (``benchmarks/kernels/
   dispatch_floor``: 50 in one compute pass, timed by the same code) × the passes of the
   variant + the bytes the math must move / ``--bandwidth``.
