@@ -23,6 +23,10 @@ DEFAULT_L2_BYTES = 128 << 20
 # than a quantum, and 100x (≤1% bias) keeps samples short.
 TIMESTAMP_FACTOR = 1000
 WALLCLOCK_FACTOR = 100
+# The calibration run that estimates one dispatch's time spans at least this many timer
+# resolutions: at one, a ±1 tick quantisation error (Chrome's 65,536 ns) can halve or double
+# the estimate and so k, and a sample then falls short of its factor x resolution.
+CALIBRATION_TICKS = 32
 # Recording a dispatch costs microseconds of Python; beyond this the recording dominates.
 MAX_DISPATCHES_PER_SAMPLE = 4096
 # wgpu caps a query set at 4096 queries: two per sample.
@@ -238,7 +242,8 @@ class _Timer:
         k, t_end, runs = 1, time.perf_counter() + warmup_s, []
         while True:
             kernel_ns = self.samples(record, k, 1, flush=False)[0] * k - overhead
-            if kernel_ns < self.resolution_ns and k < MAX_DISPATCHES_PER_SAMPLE:
+            too_short = kernel_ns < CALIBRATION_TICKS * self.resolution_ns
+            if too_short and k < MAX_DISPATCHES_PER_SAMPLE:
                 # The timer barely sees k dispatches: double k and start the estimate over.
                 k, runs = min(2 * k, MAX_DISPATCHES_PER_SAMPLE), []
                 continue
