@@ -53,7 +53,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
             shutil.copy2(path, src / name)
     env = _clean_env(tmp)
     # sdist first, then the wheel from the sdist: a file missing from either fails here.
-    _run([sys.executable, "-m", "build", "--outdir", str(tmp / "dist"), str(src)], tmp, env)
+    build = [sys.executable, "-m", "build", "--outdir", str(tmp / "dist"), str(src)]
+    done = subprocess.run(build, cwd=tmp, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, f"{build}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    (tmp / "dist" / "build.log").write_text(done.stdout + done.stderr)
     [wheel] = (tmp / "dist").glob("wgslgen-*.whl")
     venv = tmp / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], tmp, env)
@@ -77,6 +80,20 @@ def test_wheel_holds_the_bundled_library_schema_and_adapter(installed) -> None:
     with zipfile.ZipFile(wheel) as zf:
         assert not [n for n in zf.namelist() if "__pycache__" in n or n.endswith(".pyc")]
     assert (site / "wgslgen-0.1.0.dist-info" / "licenses" / "LICENSE").is_file()
+
+
+def test_build_leaves_no_folder_out_and_ships_every_runtime_file(installed) -> None:
+    # setuptools warns (a block of 30 lines each) for every folder the packages leave out.
+    _, _, wheel = installed
+    log = (wheel.parent / "build.log").read_text()
+    assert "absent from the `packages` configuration" not in log
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+    for name in ("runtime.ts", "runtime.js", "runtime.d.ts", "tsconfig.json"):
+        assert f"wgslgen/vendor/runtime/ts/{name}" in names
+    kernels = [p.name for p in (ROOT / "templates").iterdir() if (p / "kernel.toml").is_file()]
+    for kernel in kernels:
+        assert f"wgslgen/_bundled/{kernel}/kernel.toml" in names
 
 
 def test_installed_wgslgen_lists_validates_with_naga_and_tests_on_lavapipe(installed) -> None:
