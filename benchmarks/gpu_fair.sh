@@ -3,6 +3,7 @@
 # graphs, every variant of the timed kernels (checked against the reference, then timed warm
 # and cold), the launch floor, the tables, and every timed variant checked at the largest shape.
 #   benchmarks/gpu_fair.sh OUTDIR [FAMILY...]          (families: bwd_dq bwd_dkv forward probs)
+# On a bare GPU machine (no Vulkan loader, no wgpu), first: source benchmarks/gpu_env.sh install
 # Environment: PYTHON (python3), WGSLGEN_PATH (a wgslgen checkout to import; default: this
 # repository), BANDWIDTH (bytes/s for the floor; 4.3e12), STEPS (default "torch ours table
 # test"), ONLY (a regex: time only the variants it matches, and the baselines), REPS (torch
