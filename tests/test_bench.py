@@ -186,14 +186,13 @@ def test_coarse_timer_batches_dispatches(device, monkeypatch):
     coarse = measure(device, rec, warm=True, budget_s=0.0, min_reps=3)
     monkeypatch.undo()
     assert coarse.timer_resolution_ns == 65536
-    # Each sample is meant to span ≥1000 ticks, so the per-dispatch time is still resolved;
-    # the slack allows for a calibration run slowed by a busy CPU (lavapipe shares it).
+    # each sample spans ≥1000 ticks, so the per-dispatch time is still resolved
     k = coarse.dispatches_per_sample
-    assert k > 1 and k * coarse.median_ns >= 0.25 * 1000 * 65536
+    assert k > 1 and k * coarse.median_ns >= 0.5 * 1000 * 65536
     # The nanosecond timer over the same batches: lavapipe runs a lone dispatch slower than
     # one of a batch, so only a batch of the same size is the like-for-like reference.
     fine = np.median(bench._Timer(device, True, None).samples(rec, k, 5, flush=False))
-    assert 1 / 3 < coarse.median_ns / fine < 3
+    assert 0.5 < coarse.median_ns / fine < 2
 
 
 def test_flush_splits_over_max_buffer_size():

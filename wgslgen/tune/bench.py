@@ -249,11 +249,13 @@ class _Timer:
                 continue
             runs.append(max(kernel_ns, 1.0) / k)
             # The first run pays one-time costs (shader JIT, first touch of memory): it only
-            # warms, and the estimate comes from the runs after it.
-            if len(runs) >= 2 and time.perf_counter() >= t_end:
+            # warms, and the estimate comes from the (at least two) runs after it.
+            if len(runs) >= 3 and time.perf_counter() >= t_end:
                 break
         per_dispatch = float(np.median(runs[1:]))
-        k = math.ceil(self.factor * self.resolution_ns / per_dispatch)
+        # k from the fastest run: a run slowed by a busy host would shrink k, and the samples
+        # would then span fewer than factor x resolution.
+        k = math.ceil(self.factor * self.resolution_ns / min(runs[1:]))
         k = max(1, min(k, MAX_DISPATCHES_PER_SAMPLE))
         per_sample_s = (k * per_dispatch + overhead) * 1e-9
         if not self.warm:
