@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from wgslgen.atomic import atomic_write_text  # noqa: E402
 from wgslgen.render.build import apply_overrides, parse_overrides  # noqa: E402
 from wgslgen.spec.kernel import format_shape, parse_shape  # noqa: E402
 from wgslgen.spec.loader import discover, select  # noqa: E402
@@ -85,7 +86,7 @@ def main() -> int:
     for what, s in figures["breakdown_s"].items():
         print(f"  {s:7.1f} s  {what}")
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        atomic_write_text(args.json, json.dumps(figures, indent=2) + "\n")
     return 0
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from wgslgen.atomic import atomic_write_text  # noqa: E402
 from wgslgen.check import tint_rules  # noqa: E402
 from wgslgen.check.engines.naga_translate import NagaTranslator  # noqa: E402
 from wgslgen.check.limits import load_profile  # noqa: E402
@@ -163,9 +164,9 @@ def main() -> int:
             print("  ".join("-" * w for w in widths))
     print(f"(median of runs 2..{args.repeat}; each run starts its engines afresh)")
     if args.json:
-        args.json.write_text(
+        atomic_write_text(
+            args.json,
             json.dumps({"renderings": n, "render_s": render_s, "runs": runs}, indent=2) + "\n",
-            encoding="utf-8",
         )
     return 0
 

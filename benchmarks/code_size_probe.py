@@ -30,6 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from wgslgen.atomic import atomic_write_text  # noqa: E402
 from wgslgen.run.device import choose_adapter, create_device, describe_adapter  # noqa: E402
 from wgslgen.tune.bench import measure  # noqa: E402
 
@@ -179,7 +180,7 @@ def main() -> None:
         print(json.dumps(row))
         out["chase"].append(row)
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+        atomic_write_text(Path(args.json), json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

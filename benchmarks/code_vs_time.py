@@ -26,6 +26,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # wgslgen, run from anywhere
+
+from wgslgen.atomic import atomic_write_text
+
 Key = tuple[str, tuple[int, ...], str]  # variant (name without kernel__), shape, K/V dtype
 
 
@@ -169,9 +173,6 @@ def main(argv: list[str] | None = None) -> int:
     pairs = one_part_pairs(table)
     print(_markdown(table, pairs))
     if args.json:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from wgslgen.atomic import atomic_write_text
-
         atomic_write_text(args.json, json.dumps({"rows": table, "pairs": pairs}, indent=1) + "\n")
     return 0
 

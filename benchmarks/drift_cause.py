@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from code_size_probe import recorder  # noqa: E402
 
+from wgslgen.atomic import atomic_write_text  # noqa: E402
 from wgslgen.run.device import choose_adapter, create_device, describe_adapter  # noqa: E402
 from wgslgen.tune.bench import SPIN_UP_S, _Timer, measure  # noqa: E402
 
@@ -136,7 +137,7 @@ def main() -> None:
         cases = [(idle, spin) for idle in (2.0, 5.0, 8.0) for spin in (0.0, SPIN_UP_S)]
         out["recovery"] = [recovery(adapter, idle, spin) for idle, spin in cases]
         if args.json:
-            Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+            atomic_write_text(Path(args.json), json.dumps(out, indent=1) + "\n")
         return
     slowest = 0.0
     for what in ("timestamp-batches", "submits", "buffers", "cache-flushes", "busy", "idle"):
@@ -158,7 +159,7 @@ def main() -> None:
               f"{renewed:8.1f} us  x{renewed / before:.2f}  ({took:.1f} s)")  # fmt: skip
         device.destroy()
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+        atomic_write_text(Path(args.json), json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

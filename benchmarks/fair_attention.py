@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from wgslgen.atomic import atomic_write_text
 from wgslgen.tune.bench import SPIN_UP_S
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -311,7 +312,7 @@ def run_ours(args) -> dict:
                         print(json.dumps({k: row[k] for k in ("variant", "shape", "warm", "cold")}),
                               flush=True)  # fmt: skip
                     if args.json:  # after every variant: a run cut short keeps what it measured
-                        Path(args.json).write_text(json.dumps(
+                        atomic_write_text(Path(args.json), json.dumps(
                             {"adapter": info["label"], "dispatch_us": per_dispatch_us,
                              "results": rows, "failures": failures, "partial": True}))  # fmt: skip
     return {"adapter": info["label"], "dispatch_us": per_dispatch_us, "results": rows,
@@ -419,7 +420,7 @@ def main() -> int:
         return 1 if o["failures"] else 0
     data = run_torch(args) if args.what == "torch" else run_ours(args)
     if args.json:
-        Path(args.json).write_text(json.dumps(data, indent=1))
+        atomic_write_text(Path(args.json), json.dumps(data, indent=1))
     if args.what == "ours" and data["failures"]:
         print(f"{len(data['failures'])} MISMATCH(ES) on the GPU:", file=sys.stderr)
         for r in data["failures"]:

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from fair_attention import shape_of  # noqa: E402
 
+from wgslgen.atomic import atomic_write_text  # noqa: E402
 from wgslgen.errors import WgslgenError  # noqa: E402
 from wgslgen.render.renderer import render  # noqa: E402
 from wgslgen.run.harness import Harness  # noqa: E402
@@ -139,7 +140,7 @@ def main() -> int:
                     )
                     print(f"{name} @ {s} [{label}]: {parts}  (µs warm/cold)", flush=True)
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        atomic_write_text(args.json, json.dumps(rows, indent=1) + "\n")
     return 0
 
 
