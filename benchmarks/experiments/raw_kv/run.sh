@@ -45,7 +45,7 @@ prepare() {
     local wgslgen=.venv/bin/wgslgen tmp side from f
     rm -rf "$SPV" && mkdir -p "$SPV" || return 1
     tmp=$(mktemp -d) && cp -r templates "$tmp/" &&
-        (cd "$tmp" && patch -s -p1 < "$OLDPWD/$HERE/change.diff") &&
+        (cd "$tmp" && git apply "$OLDPWD/$HERE/change.diff") &&
         mv "$tmp/templates" "$SPV/templates" && rm -rf "$tmp" || return 1
     for f in bwd_dq forward; do
         family $f
