@@ -17,7 +17,8 @@
 # gpu: registers and code size of both sides (pipeline_stats.py), then pass_breakdown.py
 #   (checked against the reference first, then each pass timed warm and cold) of the family's
 #   best variants from the library and from a copy of this checkout with the changed
-#   templates, alternately, at the four fair shapes; then the mlp = 8 ones. Keep the change
+#   templates, alternately, at the four fair shapes; then the mlp = 8 ones; then both sides
+#   side by side (benchmarks/experiments/compare.py, also OUTDIR/compare.json). Keep the change
 #   (apply it, rebuild generated/, re-run gpu_fair.sh) where the changed side is faster.
 # ADAPTER (gpu) and SHAPES (the four fair shapes, space-separated d,H,KV,N) may be changed, e.g.
 # for a quick run on lavapipe: ADAPTER=cpu SHAPES=64,4,2,256.
@@ -79,6 +80,7 @@ gpu() {
     done
     for v in "${MLP8[@]}"; do breakdown "$copy" "$v" "$out/changed_$v.json" || rc=1; done
     rm -rf "$copy"
+    python3 benchmarks/experiments/compare.py "$out" --json "$out/compare.json" || rc=1
     return $rc
 }
 

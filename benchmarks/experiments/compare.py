@@ -1,0 +1,101 @@
+"""An experiment's two sides side by side: the pass_breakdown.py files of `run.sh gpu OUTDIR`.
+
+    python benchmarks/experiments/compare.py OUTDIR [--json F]
+
+OUTDIR holds library_<variant>.json (timed from the library's templates) and
+changed_<variant>.json (from the experiment's); each file is pass_breakdown.py's --json (a
+list of rows with variant, shape and times_us: {all | entry point: {warm, cold}}). Printed,
+per shape: every variant timed on both sides (all passes, warm / cold µs, and changed −
+library), then the variants timed only with the change (mlp = 8), against the fastest
+library variant at that shape. A one-line error for a missing folder or an unreadable file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # wgslgen, run from anywhere
+
+from wgslgen.atomic import atomic_write_text
+
+Times = dict[tuple[str, str], tuple[float, float]]  # (variant, shape) -> all passes warm, cold
+
+
+def read_side(folder: Path, side: str) -> Times:
+    """Warm and cold µs of all passes per (variant, shape) from ``side``_*.json in ``folder``."""
+    out: Times = {}
+    for path in sorted(folder.glob(f"{side}_*.json")):
+        try:
+            rows = json.loads(path.read_text())
+            for row in rows:
+                if row.get("ablation", "as is") == "as is":
+                    t = row["times_us"]["all"]
+                    out[(row["variant"], row["shape"])] = (float(t["warm"]), float(t["cold"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise SystemExit(
+                f"error: {path}: not a pass_breakdown.py --json file ({e!r})"
+            ) from None
+    return out
+
+
+def compare(library: Times, changed: Times) -> dict[str, list[dict]]:
+    """{shape: rows}: both sides where both were timed, then the changed side's own variants."""
+    shapes: dict[str, list[dict]] = defaultdict(list)
+
+    def order(item: tuple[tuple[str, str], tuple[float, float]]) -> tuple[str, bool, str]:
+        (variant, shape), _ = item
+        return shape, (variant, shape) not in library, variant
+
+    for (variant, shape), (cw, cc) in sorted(changed.items(), key=order):
+        if (variant, shape) in library:
+            lw, lc = library[(variant, shape)]
+            shapes[shape].append(
+                {"variant": variant, "library": [lw, lc], "changed": [cw, cc],
+                 "delta": [cw - lw, cc - lc]}
+            )  # fmt: skip
+        else:
+            best = [
+                (w, c, v) for (v, s), (w, c) in library.items() if s == shape
+            ]  # fmt: skip
+            bw, bc, bv = min(best) if best else (float("nan"), float("nan"), "none")
+            shapes[shape].append(
+                {"variant": variant, "changed": [cw, cc], "best_library": bv,
+                 "library": [bw, bc], "delta": [cw - bw, cc - bc]}
+            )  # fmt: skip
+    return dict(shapes)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the comparison (and write it as JSON if asked)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("outdir", type=Path)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    if not args.outdir.is_dir():
+        print(f"error: {args.outdir}: no such folder", file=sys.stderr)
+        return 2
+    library, changed = read_side(args.outdir, "library"), read_side(args.outdir, "changed")
+    if not changed:
+        print(f"error: {args.outdir}: no changed_*.json files", file=sys.stderr)
+        return 2
+    table = compare(library, changed)
+    for shape, rows in table.items():
+        print(f"\n{shape}: all passes, warm / cold µs")
+        for r in rows:
+            against = f"best library {r['best_library']}" if "best_library" in r else "library"
+            print(
+                f"  {r['variant']:28s} changed {r['changed'][0]:6.1f} / {r['changed'][1]:6.1f}"
+                f"   {against} {r['library'][0]:6.1f} / {r['library'][1]:6.1f}"
+                f"   Δ {r['delta'][0]:+5.1f} / {r['delta'][1]:+5.1f}"
+            )
+    if args.json:
+        atomic_write_text(args.json, json.dumps(table, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
