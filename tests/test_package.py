@@ -25,9 +25,13 @@ from .conftest import GOOD_KERNELS, ROOT
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "wgslgen", "templates")
 
 
-def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 180) -> str:
+def _run(
+    cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 180, log: Path | None = None
+) -> str:
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"{cmd}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    if log is not None:
+        log.write_text(done.stdout + done.stderr)
     return done.stdout
 
 
@@ -54,9 +58,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     env = _clean_env(tmp)
     # sdist first, then the wheel from the sdist: a file missing from either fails here.
     build = [sys.executable, "-m", "build", "--outdir", str(tmp / "dist"), str(src)]
-    done = subprocess.run(build, cwd=tmp, env=env, capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, f"{build}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
-    (tmp / "dist" / "build.log").write_text(done.stdout + done.stderr)
+    _run(build, tmp, env, log=tmp / "build.log")
     [wheel] = (tmp / "dist").glob("wgslgen-*.whl")
     venv = tmp / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], tmp, env)
@@ -85,7 +87,7 @@ def test_wheel_holds_the_bundled_library_schema_and_adapter(installed) -> None:
 def test_build_leaves_no_folder_out_and_ships_every_runtime_file(installed) -> None:
     # setuptools warns (a block of 30 lines each) for every folder the packages leave out.
     _, _, wheel = installed
-    log = (wheel.parent / "build.log").read_text()
+    log = (wheel.parents[1] / "build.log").read_text()
     assert "absent from the `packages` configuration" not in log
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
