@@ -3,7 +3,8 @@
 # (`attention_bwd_dq_split` early = 4, `attention_split` early = 3) with each K/V vector held as
 # stored (vec4<f16>: half the registers of its vec4<f32>) from its load to its use, plus
 # mlp = 8 (at head_dim 256 f16, chunk 64: every vector of a lane's keys and every row of a
-# thread in flight at once; at smaller head_dims the rest of a row in steps of 4 and 2). change.diff is the template change; with it applied, the 48 + 48
+# thread in flight at once; what the main loops leave in steps of 4 and 2 vectors, 8, 4 and 2
+# keys). change.diff is the template change; with it applied, the 48 + 48
 # variants of those schedules pass `wgslgen test` on lavapipe (session 11). Why: session 11's
 # code_vs_time.py found that the changes that made split kernels slower added registers, not
 # code.
