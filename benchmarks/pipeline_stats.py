@@ -13,8 +13,10 @@ Limits: this is naga's SPIR-V from `wgslgen transpile`, not what wgpu hands the 
 wgpu-native's Vulkan backend has naga add `Restrict` index bounds checks on fixed-size arrays,
 so counts can differ slightly. Subgroup variants are not transpiled (they need SPIR-V 1.3).
 Only uniform and storage buffers are reflected. lavapipe (Mesa 22) lacks the extension: the
-probe stops there with a one-line error. Exit status: 0 all probed, 1 some pipeline failed (the
-error is in its row and the JSON), 2 the probe could not run.
+probe stops there with a one-line error. Mesa's RADV has it, also with no AMD GPU: with
+RADV_FORCE_FAMILY=gfx1100 (or navi21, vega10, ...) and VK_DRIVER_FILES naming the radeon ICD,
+it compiles for that GPU on a null device (`--device RADV`). Exit status: 0 all probed, 1 some
+pipeline failed (the error is in its row and the JSON), 2 the probe could not run.
 """
 
 from __future__ import annotations
