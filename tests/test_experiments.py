@@ -66,3 +66,27 @@ def test_compare_names_a_file_it_cannot_read(tmp_path) -> None:
     )
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "changed_x.json: not a pass_breakdown.py --json file" in done.stderr
+
+
+def test_run_sh_refuses_an_unknown_family_and_a_missing_command() -> None:
+    run = ROOT / "benchmarks" / "experiments" / "raw_kv" / "run.sh"
+    done = subprocess.run([str(run), "gpu", "out", "nope"], capture_output=True, text=True)
+    assert done.returncode == 2 and "family bwd_dq or forward, not 'nope'" in done.stderr
+    done = subprocess.run([str(run)], capture_output=True, text=True)
+    assert done.returncode == 2 and "usage:" in done.stderr
+
+
+def test_gpu_env_install_names_what_is_missing_and_must_be_sourced(tmp_path) -> None:
+    script = ROOT / "benchmarks" / "gpu_env.sh"
+    # sourced in a folder without the carried .gl/ and .whl/: one line saying what to do
+    done = subprocess.run(
+        ["bash", "-c", f"source {script} install"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert (
+        done.returncode == 1 and "gpu_env.sh fetch" in done.stderr and "carry both" in done.stderr
+    )
+    # run rather than sourced, its exports would be lost: refused
+    done = subprocess.run([str(script), "install"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1 and "source it" in done.stderr
+    done = subprocess.run([str(script)], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1 and "usage:" in done.stderr
