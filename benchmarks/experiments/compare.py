@@ -58,9 +58,7 @@ def compare(library: Times, changed: Times) -> dict[str, list[dict]]:
                  "delta": [cw - lw, cc - lc]}
             )  # fmt: skip
         else:
-            best = [
-                (w, c, v) for (v, s), (w, c) in library.items() if s == shape
-            ]  # fmt: skip
+            best = [(w, c, v) for (v, s), (w, c) in library.items() if s == shape]
             bw, bc, bv = min(best) if best else (float("nan"), float("nan"), "none")
             shapes[shape].append(
                 {"variant": variant, "changed": [cw, cc], "best_library": bv,
