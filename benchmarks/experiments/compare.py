@@ -1,4 +1,4 @@
-"""An experiment's two sides side by side: the pass_breakdown.py files of `run.sh gpu OUTDIR`.
+"""An experiment's two sides side by side: its pass_breakdown.py and pipeline_stats.py files.
 
     python benchmarks/experiments/compare.py OUTDIR [--json F]
 
@@ -6,8 +6,12 @@ OUTDIR holds library_<variant>.json (timed from the library's templates) and
 changed_<variant>.json (from the experiment's); each file is pass_breakdown.py's --json (a
 list of rows with variant, shape and times_us: {all | entry point: {warm, cold}}). Printed,
 per shape: every variant timed on both sides (all passes, warm / cold µs, and changed −
-library), then the variants timed only with the change (mlp = 8), against the fastest
-library variant at that shape. A one-line error for a missing folder or an unreadable file.
+library), then the variants timed only with the change, against the fastest library variant
+at that shape. Where OUTDIR also holds stats_library.json and stats_changed.json
+(pipeline_stats.py --json of both sides' SPIR-V), every entry point whose registers or local
+memory (spilled registers on NVIDIA) differ. An experiment's run.sh writes such a folder
+(session 12's: results/h200_s12_raw_kv/experiment/run.sh). A one-line error for a missing
+folder or an unreadable file.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # wgslgen, run fro
 from wgslgen.atomic import atomic_write_text
 
 Times = dict[tuple[str, str], tuple[float, float]]  # (variant, shape) -> all passes warm, cold
+Stats = dict[tuple[str, str], tuple[int, int]]  # (variant, entry point) -> registers, local B
+# NVIDIA's driver (580) reports "Local Memory Size" as 2**36 plus the bytes per thread.
+LOCAL_BYTES_MASK = 2**36 - 1
 
 
 def read_side(folder: Path, side: str) -> Times:
@@ -40,6 +47,38 @@ def read_side(folder: Path, side: str) -> Times:
                 f"error: {path}: not a pass_breakdown.py --json file ({e!r})"
             ) from None
     return out
+
+
+def read_stats(path: Path) -> Stats:
+    """(variant, entry point) -> (registers, local memory bytes) from a pipeline_stats.py file."""
+    try:
+        out: Stats = {}
+        for row in json.loads(path.read_text())["results"]:
+            if row.get("error"):
+                continue
+            stats = row["executables"][0]["statistics"]
+            local = int(stats.get("Local Memory Size", 0)) & LOCAL_BYTES_MASK
+            out[(row["file"].split("__", 1)[1], row["entry"])] = (
+                int(stats["Register Count"]),
+                local,
+            )
+        return out
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+        raise SystemExit(f"error: {path}: not a pipeline_stats.py --json file ({e!r})") from None
+
+
+def register_changes(library: Stats, changed: Stats) -> list[dict]:
+    """Entry points compiled on both sides whose registers or local memory differ."""
+    return [
+        {
+            "variant": v,
+            "entry": e,
+            "library": list(library[(v, e)]),
+            "changed": list(changed[(v, e)]),
+        }
+        for v, e in sorted(changed)
+        if (v, e) in library and library[(v, e)] != changed[(v, e)]
+    ]
 
 
 def compare(library: Times, changed: Times) -> dict[str, list[dict]]:
@@ -81,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.outdir}: no changed_*.json files", file=sys.stderr)
         return 2
     table = compare(library, changed)
+    stats = [args.outdir / f"stats_{side}.json" for side in ("library", "changed")]
+    registers = register_changes(*map(read_stats, stats)) if all(map(Path.exists, stats)) else []
     for shape, rows in table.items():
         print(f"\n{shape}: all passes, warm / cold µs")
         for r in rows:
@@ -90,8 +131,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"   {against} {r['library'][0]:6.1f} / {r['library'][1]:6.1f}"
                 f"   Δ {r['delta'][0]:+5.1f} / {r['delta'][1]:+5.1f}"
             )
+    if registers:
+        print("\nregisters, local memory B: library -> changed (entry points that differ)")
+    for r in registers:
+        (lr, ll), (cr, cl) = r["library"], r["changed"]
+        print(f"  {r['variant']:28s} {r['entry']:10s} {lr:4d}, {ll:3d} -> {cr:4d}, {cl:3d}")
     if args.json:
-        atomic_write_text(args.json, json.dumps(table, indent=1) + "\n")
+        result = {"times": table, "registers": registers}
+        atomic_write_text(args.json, json.dumps(result, indent=1) + "\n")
     return 0
 
 

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# RECORD of session 12 (benchmarks/results/h200_s12_raw_kv/): run then as
+# benchmarks/experiments/raw_kv/run.sh, before the held-as-stored half of change.diff went into
+# the library (the diff no longer applies). Copy it for the next experiment.
 # An experiment ready for a GPU, not yet in the library: the split kernels' best schedules
 # (`attention_bwd_dq_split` early = 4, `attention_split` early = 3) with each K/V vector held as
 # stored (vec4<f16>: half the registers of its vec4<f32>) from its load to its use, plus
@@ -11,7 +14,7 @@
 #
 #   benchmarks/experiments/raw_kv/run.sh prepare                 # here (naga): .spv/raw_kv/
 #   benchmarks/experiments/raw_kv/run.sh gpu OUTDIR bwd_dq|forward
-#       # there, carrying .spv, after `source benchmarks/gpu_env.sh install`; ~5 min each
+#       # there, carrying .spv, after `source benchmarks/gpu_env.sh install`
 #
 # prepare: the changed templates (.spv/raw_kv/templates/) and SPIR-V of the wg256 variants of
 #   those schedules with and without the change (.spv/raw_kv/{library,changed}/).
@@ -22,7 +25,9 @@
 #   side by side (benchmarks/experiments/compare.py, also OUTDIR/compare.json). Keep the change
 #   (apply it, rebuild generated/, re-run gpu_fair.sh) where the changed side is faster.
 # ADAPTER (gpu) and SHAPES (the four fair shapes, space-separated d,H,KV,N) may be changed, e.g.
-# for a quick run on lavapipe: ADAPTER=cpu SHAPES=64,4,2,256.
+# for a quick run on lavapipe: ADAPTER=cpu SHAPES=64,4,2,256; VARIANTS and MLP8_VARIANTS
+# (space-separated names; MLP8_VARIANTS= skips them) replace the family's lists. A whole family
+# took ~9 min on the H200 (session 12: ~35 s per variant and side at the four shapes).
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 HERE=benchmarks/experiments/raw_kv
@@ -41,6 +46,8 @@ family() {  # FAMILY: sets KERNEL, EARLY, BEST (the session-10 tables' picks) an
         MLP8=(wg256_ch64_g2_u8_e3_sf16 wg256_ch64_g1_u8_e3_sf16 wg256_ch128_g1_u8_e3_sf16) ;;
     *) echo "run.sh: family bwd_dq or forward, not '$1'" >&2; return 2 ;;
     esac
+    BEST=(${VARIANTS:-${BEST[*]}})
+    MLP8=(${MLP8_VARIANTS-${MLP8[*]}})
 }
 
 prepare() {
