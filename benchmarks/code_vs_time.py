@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # wgslgen, run from anywhere
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # pipeline_stats beside it
+
+from pipeline_stats import statistics_by_entry
 
 from wgslgen.atomic import atomic_write_text
 
@@ -51,13 +54,12 @@ def code_stats(path: Path, kernel: str) -> dict[str, tuple[int, int]]:
     data = _load(path)
     out: dict[str, list[int]] = {}
     try:
-        for row in data["results"]:
-            if row.get("error") or not row["file"].startswith(f"{kernel}__"):
+        for (file, _entry), executables in statistics_by_entry(data).items():
+            if not file.startswith(f"{kernel}__"):
                 continue
-            variant = row["file"].split("__", 1)[1]
+            variant = file.split("__", 1)[1]
             regs, size = out.setdefault(variant, [0, 0])
-            for exe in row["executables"]:
-                stats = exe["statistics"]
+            for stats in executables:
                 regs, size = max(regs, int(stats["Register Count"])), size + stats["Binary Size"]
             out[variant] = [regs, size]
     except (KeyError, TypeError, ValueError) as e:

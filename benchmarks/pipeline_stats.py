@@ -329,6 +329,18 @@ def probe(gpu: Gpu, module: Module, ir_dir: Path | None = None) -> list[dict]:
         return [_probe_entry(gpu, module, (shader, layout), e, ir_dir) for e in module.entry_points]
 
 
+def statistics_by_entry(data: Any) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """(SPIR-V file stem, entry point) -> each executable's statistics, from a --json file's data.
+
+    Entry points that failed are left out; data of another shape raises KeyError or TypeError.
+    """
+    return {
+        (row["file"], row["entry"]): [exe["statistics"] for exe in row["executables"]]
+        for row in data["results"]
+        if not row.get("error")
+    }
+
+
 def format_table(results: list[dict]) -> str:
     """A plain table: a row per file, entry point (and executable), a column per statistic."""
     stats = [n for r in results for e in r["executables"] for n in e["statistics"]]

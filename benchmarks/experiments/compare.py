@@ -23,6 +23,9 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # wgslgen, run from anywhere
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/pipeline_stats
+
+from pipeline_stats import statistics_by_entry
 
 from wgslgen.atomic import atomic_write_text
 
@@ -53,15 +56,10 @@ def read_stats(path: Path) -> Stats:
     """(variant, entry point) -> (registers, local memory bytes) from a pipeline_stats.py file."""
     try:
         out: Stats = {}
-        for row in json.loads(path.read_text())["results"]:
-            if row.get("error"):
-                continue
-            stats = row["executables"][0]["statistics"]
+        for (file, entry), executables in statistics_by_entry(json.loads(path.read_text())).items():
+            stats = executables[0]  # a compute pipeline has one
             local = int(stats.get("Local Memory Size", 0)) & LOCAL_BYTES_MASK
-            out[(row["file"].split("__", 1)[1], row["entry"])] = (
-                int(stats["Register Count"]),
-                local,
-            )
+            out[(file.split("__", 1)[1], entry)] = (int(stats["Register Count"]), local)
         return out
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
         raise SystemExit(f"error: {path}: not a pipeline_stats.py --json file ({e!r})") from None
