@@ -17,9 +17,9 @@ SPLIT = "attention_bwd_dq_split__wg256_ch64_g2_u2_e4_sf16"
 BASELINE = "attention_bwd_dq__wg64_mh4096_sf32_wf32"  # shared memory for 4096 keys
 
 
-def ours_file(tmp_path: Path, names: list[str]) -> Path:
-    """A fair_attention.py ``ours`` file that timed ``names``."""
-    rows = [{"kernel": n.split("__")[0], "variant": n, "shape": [16, 2, 1, 8]} for n in names]
+def ours_file(tmp_path: Path, names: list[str], shape: tuple[int, ...] = (16, 2, 1, 8)) -> Path:
+    """A fair_attention.py ``ours`` file that timed ``names`` at ``shape``."""
+    rows = [{"kernel": n.split("__")[0], "variant": n, "shape": list(shape)} for n in names]
     path = tmp_path / "ours.json"
     path.write_text(json.dumps({"adapter": "x", "results": rows + rows[:1]}))
     return path
@@ -49,9 +49,32 @@ def test_every_timed_variant_is_checked_once_and_history_is_cut_to_max_history(
     assert "2 of 2 variants pass" in proc.stdout
 
 
-def test_a_variant_that_cannot_take_the_shape_fails_the_run(tmp_path: Path) -> None:
-    # group 2 needs an even number of query heads per KV head: n/a at 3 is not "checked"
-    proc = largest(ours_file(tmp_path, [SPLIT]), "--shape", "16,3,1,300")
+def test_a_variant_n_a_at_the_shape_is_checked_at_its_timed_heads_with_the_same_history(
+    tmp_path: Path,
+) -> None:
+    # group 2 needs an even number of query heads per KV head: n/a at 3 heads, so it is
+    # checked at the heads it was timed at (the larger of two), history still 300
+    ours = ours_file(tmp_path, [SPLIT])
+    rows = json.loads(ours.read_text())["results"]
+    rows.append({**rows[0], "shape": [8, 2, 1, 8]})
+    ours.write_text(json.dumps({"adapter": "x", "results": rows}))
+    out = tmp_path / "largest.json"
+    proc = largest(ours, "--shape", "16,3,1,300", "--json", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (row,) = json.loads(out.read_text())["results"]
+    assert row["status"] == "pass"
+    assert (row["shape"]["head_dim"], row["shape"]["n_heads"], row["shape"]["n_kv_heads"]) == (
+        16, 2, 1,
+    )  # fmt: skip
+    assert row["shape"]["history_len"] == 300
+    assert "the --shape heads are n/a" in row["message"]
+    assert "heads_per_kv % group == 0" in proc.stdout
+    assert "1 of 1 variants pass" in proc.stdout
+
+
+def test_a_variant_that_can_take_neither_shape_fails_the_run(tmp_path: Path) -> None:
+    # timed (in this made-up file) at 3 heads per KV head too: not "checked" anywhere
+    proc = largest(ours_file(tmp_path, [SPLIT], (16, 3, 1, 8)), "--shape", "16,3,1,300")
     assert proc.returncode == 1
     assert "n/a" in proc.stdout and "heads_per_kv % group == 0" in proc.stdout
     assert "0 of 1 variants pass" in proc.stdout
