@@ -195,6 +195,24 @@ def test_coarse_timer_batches_dispatches(device, monkeypatch):
     assert 0.5 < coarse.median_ns / fine < 2
 
 
+def test_samples_span_the_target_when_short_batches_cost_more_per_dispatch(device, monkeypatch):
+    # A fixed cost per pass (lavapipe waking its threads, a busy host) makes the short
+    # calibration runs overestimate a dispatch: the chosen batch must still span its target.
+    rec = kernel(device, 50)
+    real = bench._Timer._timestamps
+    per_pass_ns = 40 * 65536
+
+    def with_pass_cost(self, *args, **kw):
+        stamps = real(self, *args, **kw)
+        stamps[1::2] += per_pass_ns
+        return stamps // 65536 * 65536
+
+    monkeypatch.setattr(bench._Timer, "_timestamps", with_pass_cost)
+    m = measure(device, rec, warm=True, budget_s=0.0, min_reps=3)
+    target = bench.TIMESTAMP_FACTOR * m.timer_resolution_ns
+    assert m.dispatches_per_sample * m.median_ns >= 0.5 * target  # without the check: ~0.08
+
+
 def test_flush_splits_over_max_buffer_size():
     from wgslgen.run.device import create_device
 

@@ -27,6 +27,8 @@ WALLCLOCK_FACTOR = 100
 # resolutions: at one, a ±1 tick quantisation error (Chrome's 65,536 ns) can halve or double
 # the estimate and so k, and a sample then falls short of its factor x resolution.
 CALIBRATION_TICKS = 32
+# Samples of the chosen batch taken to confirm it spans factor x resolution (growing it if not).
+CONFIRM_ROUNDS = 3
 # Recording a dispatch costs microseconds of Python; beyond this the recording dominates.
 MAX_DISPATCHES_PER_SAMPLE = 4096
 # wgpu caps a query set at 4096 queries: two per sample.
@@ -257,6 +259,16 @@ class _Timer:
         # would then span fewer than factor x resolution.
         k = math.ceil(self.factor * self.resolution_ns / min(runs[1:]))
         k = max(1, min(k, MAX_DISPATCHES_PER_SAMPLE))
+        # A dispatch in a long batch can cost less than in the short calibration runs (lavapipe
+        # wakes its threads for each pass; a host busy during calibration): one sample of k
+        # confirms the span, and k grows until it holds.
+        for _ in range(CONFIRM_ROUNDS):
+            span_ns = self.samples(record, k, 1, flush=False)[0] * k - overhead
+            if span_ns >= self.factor * self.resolution_ns or k >= MAX_DISPATCHES_PER_SAMPLE:
+                break
+            per_dispatch = max(span_ns, 1.0) / k
+            k = min(math.ceil(self.factor * self.resolution_ns / per_dispatch),
+                    MAX_DISPATCHES_PER_SAMPLE)  # fmt: skip
         per_sample_s = (k * per_dispatch + overhead) * 1e-9
         if not self.warm:
             t0 = time.perf_counter()
