@@ -80,6 +80,30 @@ def test_tune_two_shapes_prints_leaderboard_writes_db_and_selection(tuned):
         assert e.default.variant.endswith("_sf32")  # portable: no shader-f16
 
 
+def test_a_tune_narrowed_to_f16_keeps_the_entrys_portable_default(tuned, tmp_path):
+    # No f16 variant is portable: a tune of only those has no default of its own, and must not
+    # wipe out the one an earlier tune chose (what vendoring falls back to without shader-f16).
+    for name in ("results.jsonl", "selection.json"):
+        shutil.copy(tuned / name, tmp_path / name)
+    before = {e.shape: e for e in read_selection(tmp_path / "selection.json")}
+    proc = wgslgen("tune", *SCALE, "--shape", "n=1000", "--set", "s=f16", *FAST, tmp=tmp_path)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert "portable default: none among the candidates" in " ".join(proc.stdout.split())
+    after = {e.shape: e for e in read_selection(tmp_path / "selection.json")}
+    assert after["n=1000"].winner.variant.endswith("_sf16")
+    assert after["n=1000"].default == before["n=1000"].default is not None
+    assert "portable default kept from an earlier tune" in after["n=1000"].reason
+    assert after["n=65536"] == before["n=65536"]
+    # Without an earlier entry there is nothing to keep: no default, said so.
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    shutil.copy(tuned / "results.jsonl", fresh / "results.jsonl")
+    proc = wgslgen("tune", *SCALE, "--shape", "n=1000", "--set", "s=f16", *FAST, tmp=fresh)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    (entry,) = read_selection(fresh / "selection.json")
+    assert entry.default is None and "kept" not in entry.reason
+
+
 def test_kill_midway_then_resume_measures_only_what_is_missing(tmp_path):
     db_path = tmp_path / "results.jsonl"
     cmd = [sys.executable, "-m", "wgslgen", "tune", *SCALE, *SHAPES, *FAST,

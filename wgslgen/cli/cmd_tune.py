@@ -199,7 +199,9 @@ def run(args: argparse.Namespace) -> int:
     device = devices[0]
     entries = [r.selection for r in reports if r.selection is not None]
     if entries:
-        update_selection(args.selection, entries)
+        keep = {(e.kernel, e.device, e.shape) for r in reports
+                if (e := r.selection) is not None and not r.tried_portable()}  # fmt: skip
+        update_selection(args.selection, entries, keep_default_for=keep)
     wall = time.perf_counter() - started
     if args.plot:
         from wgslgen.tune.plot import plot_reports
@@ -330,9 +332,15 @@ def _print_shape(report: ShapeReport, top: int) -> None:
             f"({format_ns(d.medians[d.winner])}{speed}): {escape(d.reason.replace(prefix, ''))}",
             markup=True,
         )
-        default = (
-            d.default.removeprefix(prefix) if d.default else "none (no portable variant passed)"
-        )
+        if d.default:
+            default = d.default.removeprefix(prefix)
+        elif report.tried_portable():
+            default = "none (no portable variant passed)"
+        else:
+            default = (
+                "none among the candidates (each needs an optional feature or exceeds the "
+                "webgpu profile): the selection keeps an earlier entry's default, if it has one"
+            )
         console.print(f"portable default: {default}", markup=False)
     for note in report.notes + (list(d.notes) if d else []):
         console.print(f"[yellow]note:[/] {escape(note)}", markup=True)

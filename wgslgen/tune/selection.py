@@ -7,8 +7,8 @@ were timed) ever reach the decision, so a wrong-but-fast variant cannot be selec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -131,6 +131,10 @@ class ShapeReport:
     decision: Decision | None = None
     notes: list[str] = field(default_factory=list)
     selection: SelectionEntry | None = None
+
+    def tried_portable(self) -> bool:
+        """Whether any portable variant was a candidate here (run, found or failed)."""
+        return any(o.eligible and o.portable for o in self.outcomes)
 
     def baseline_outcome(self) -> Outcome | None:
         """The baseline's outcome when it was run or found."""
@@ -304,15 +308,22 @@ def entry(
     )
 
 
+KEPT_DEFAULT = "portable default kept from an earlier tune (no portable candidate in this one)"
+
+
 def update_selection(
     path: Path | str,
     entries: Iterable[SelectionEntry],
     on_wait: Callable[[str], None] | None = None,
+    keep_default_for: Collection[tuple[str, str, str]] = (),
 ) -> list[SelectionEntry]:
     """Replace the entries with the same (kernel, device, shape) in the file; keep the rest.
 
-    Read, change and write happen under the file's lock, so two tunes finishing together
-    both keep their entries.
+    An entry without a portable default whose key is in ``keep_default_for`` (a tune whose
+    candidates held no portable variant, e.g. ``--set s=f16``) keeps the replaced entry's
+    default: narrowing the candidates must not lose the fallback callers vendor. Read, change
+    and write happen under the file's lock, so two tunes finishing together both keep their
+    entries.
     """
     from wgslgen import locks
 
@@ -324,7 +335,11 @@ def update_selection(
             for e in (read_selection(path) if path.exists() else [])
         }
         for e in entries:
-            current[(e.kernel, e.device, e.shape)] = e
+            key = (e.kernel, e.device, e.shape)
+            earlier = current.get(key)
+            if e.default is None and key in keep_default_for and earlier and earlier.default:
+                e = replace(e, default=earlier.default, reason=f"{e.reason}; {KEPT_DEFAULT}")
+            current[key] = e
         write_selection(path, current.values())
     return list(current.values())
 
