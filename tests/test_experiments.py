@@ -1,5 +1,6 @@
-"""benchmarks/experiments/compare.py reads an experiment's results (timings and registers of
-both sides), and gpu_env.sh, which sets a GPU machine up for one, fails with a clear line."""
+"""benchmarks/experiments/: run.sh prepares an experiment's two sides from its diff and names
+what is wrong, compare.py reads its results (timings and registers of both sides), and
+gpu_env.sh, which sets a GPU machine up for one, fails with a clear line."""
 
 from __future__ import annotations
 
@@ -100,3 +101,57 @@ def test_gpu_env_install_names_what_is_missing_and_must_be_sourced(tmp_path) -> 
     assert done.returncode == 1 and "source it" in done.stderr
     done = subprocess.run([str(script)], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 1 and "usage:" in done.stderr
+
+
+RUN = ROOT / "benchmarks" / "experiments" / "run.sh"
+# A change to the forward template that every variant renders (a WGSL comment).
+_DIFF = """--- a/templates/attention_split/attention_split.wgsl.j2
++++ b/templates/attention_split/attention_split.wgsl.j2
+@@ -1,2 +1,3 @@
+ {% import "_lib/softmax.wgsl.j2" as sm %}
++// the experiment's mark
+ {% import "_lib/vec.wgsl.j2" as vec %}
+"""
+
+
+def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run(
+        ["bash", str(RUN), *args], capture_output=True, text=True, timeout=600,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def test_experiment_runner_prepares_both_sides_from_the_diff(tmp_path) -> None:
+    exp = tmp_path / "mark"
+    exp.mkdir()
+    (exp / "change.diff").write_text(_DIFF)
+    proc = _run("prepare", str(exp), "forward", env={"SPV_ROOT": str(tmp_path / "spv")})
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    prepared = tmp_path / "spv" / "mark"
+    changed = (prepared / "templates/attention_split/attention_split.wgsl.j2").read_text()
+    assert "// the experiment's mark" in changed
+    library = (ROOT / "templates/attention_split/attention_split.wgsl.j2").read_text()
+    assert "// the experiment's mark" not in library
+    for side in ("library", "changed"):
+        spv = sorted((prepared / side / "attention_split").glob("*.spv"))
+        assert spv and all("_e3_" in p.name and "wg256" in p.name for p in spv)
+
+
+def test_experiment_runner_names_what_is_wrong(tmp_path) -> None:
+    proc = _run()
+    assert proc.returncode == 2 and "usage:" in proc.stderr
+    proc = _run("prepare", str(tmp_path), "forward")
+    assert proc.returncode == 2 and f"run.sh: no {tmp_path}/change.diff" in proc.stderr
+    (tmp_path / "change.diff").write_text(_DIFF)
+    proc = _run("prepare", str(tmp_path), "backward")
+    assert proc.returncode == 2 and "family bwd_dq or forward, not 'backward'" in proc.stderr
+    env = {"SPV_ROOT": str(tmp_path / "none")}
+    proc = _run("gpu", str(tmp_path), "forward", str(tmp_path / "out"), env=env)
+    assert proc.returncode == 1 and "run 'run.sh prepare" in proc.stderr
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "change.diff").write_text(_DIFF.replace("softmax", "nothing"))
+    proc = _run("prepare", str(bad), "forward", env=env)
+    assert proc.returncode != 0 and "patch does not apply" in proc.stderr

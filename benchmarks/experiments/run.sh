@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# A template experiment timed against the library on one GPU, side by side: the experiment is
+# a folder holding change.diff (a patch of templates/, not applied to the library): NAME is
+# its path, or its name under benchmarks/experiments/ (kept, once run, as a record in
+# benchmarks/results/, where it can be run again while its diff applies). Both sides' SPIR-V are sized by the driver (pipeline_stats.py), and each
+# variant is timed from the library's templates and from the changed ones alternately
+# (pass_breakdown.py: checked against the reference first, all passes and each alone, warm and
+# cold, a fresh worker per variant and shape); compare.py prints both sides.
+#
+#   benchmarks/gpu_env.sh fetch && benchmarks/experiments/run.sh prepare NAME FAMILY   # here
+#   source benchmarks/gpu_env.sh install                             # there, carrying .gl .whl .spv
+#   benchmarks/experiments/run.sh gpu NAME FAMILY OUTDIR
+#
+# FAMILY: bwd_dq or forward (its kernel, `early` value and default variants below).
+# Environment: SPV_ROOT (where prepare writes, .spv), VARIANTS (variant names without the kernel, space-separated: instead of the
+# family's defaults), SHAPES (d,H,KV,N ..., the four fair shapes), ADAPTER (gpu).
+# About 35 s per variant and side at the four shapes on an H200: wrap it in `timeout`, and tar
+# OUTDIR (a device call returns at most 8 files).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+SHAPES=(${SHAPES:-256,8,4,4096 256,8,4,1024 256,8,1,4096 128,32,8,4096})
+
+family() {  # FAMILY: sets KERNEL, EARLY and VARIANTS (the fair tables' best schedules)
+    local best
+    case $1 in
+    bwd_dq) KERNEL=attention_bwd_dq_split EARLY=4
+        best="wg256_ch64_g2_u2_e4_sf16 wg256_ch32_g1_u4_e4_sf16 wg256_ch128_g2_u4_e4_sf16 wg256_ch64_g2_u2_e4_sf32" ;;
+    forward) KERNEL=attention_split EARLY=3
+        best="wg256_ch64_g2_u2_e3_sf16 wg256_ch32_g1_u4_e3_sf16 wg256_ch128_g2_u2_e3_sf16 wg256_ch64_g2_u2_e3_sf32" ;;
+    *) echo "run.sh: family bwd_dq or forward, not '$1'" >&2; return 2 ;;
+    esac
+    read -r -a VARIANTS <<< "${VARIANTS:-$best}"
+}
+
+experiment() {  # NAME: sets DIFF and SPV (the prepared templates and SPIR-V)
+    local dir=${1:?no experiment}
+    [ -d "$dir" ] || dir=benchmarks/experiments/$1    # a folder, or a name under experiments/
+    [ -f "$dir/change.diff" ] || { echo "run.sh: no $dir/change.diff" >&2; return 2; }
+    DIFF=$(cd "$dir" && pwd)/change.diff SPV=${SPV_ROOT:-.spv}/$(basename "$dir")
+}
+
+prepare() {  # NAME FAMILY: the changed templates and both sides' SPIR-V, under .spv/NAME
+    local wgslgen=.venv/bin/wgslgen tmp side from
+    experiment "$1" && family "${2:-}" || return 2
+    rm -rf "$SPV" && mkdir -p "$SPV" || return 1
+    tmp=$(mktemp -d) && cp -r templates "$tmp/" &&
+        (cd "$tmp" && git apply "$DIFF") &&
+        mv "$tmp/templates" "$SPV/templates" && rm -rf "$tmp" || return 1
+    for side in library changed; do
+        from=templates; [ $side = changed ] && from=$SPV/templates
+        "$wgslgen" transpile --templates "$from" --kernel $KERNEL --set wg=256 \
+            --set e=$EARLY --to spv --out "$SPV/$side" | tail -1 || return 1
+    done
+}
+
+breakdown() {  # ROOT VARIANT JSON: one variant at every shape, from ROOT's templates
+    python3 "$1/benchmarks/pass_breakdown.py" --kernel $KERNEL --variant "$2" \
+        "${SHAPES[@]/#/--shape=}" --adapter "${ADAPTER:-gpu}" --json "$3" | grep -v '^adapter'
+}
+
+gpu() {  # NAME FAMILY OUTDIR
+    local out=${3:?usage: run.sh gpu NAME FAMILY OUTDIR} copy v side rc=0
+    experiment "$1" && family "$2" || return 2
+    [ -d "$SPV/templates" ] || { echo "run.sh: no $SPV: run 'run.sh prepare $1 $2' here, carry .spv" >&2; return 1; }
+    mkdir -p "$out" && out=$(cd "$out" && pwd)
+    for side in library changed; do
+        python3 benchmarks/pipeline_stats.py "$SPV/$side/$KERNEL" --json "$out/stats_$side.json" \
+            > "$out/stats_$side.txt" 2>&1 || rc=1
+    done
+    copy=$(mktemp -d) && cp -r benchmarks wgslgen pyproject.toml "$copy/" &&
+        cp -r "$SPV/templates" "$copy/templates" || return 1
+    for v in "${VARIANTS[@]}"; do
+        breakdown . "$v" "$out/library_$v.json" || rc=1
+        breakdown "$copy" "$v" "$out/changed_$v.json" || rc=1
+    done
+    rm -rf "$copy"
+    python3 benchmarks/experiments/compare.py "$out" --json "$out/compare.json" || rc=1
+    return $rc
+}
+
+case ${1:-} in
+prepare) prepare "${2:-}" "${3:-}" ;;
+gpu) gpu "${2:-}" "${3:-}" "${4:-}" ;;
+*) echo "usage: $0 prepare NAME bwd_dq|forward | gpu NAME bwd_dq|forward OUTDIR" >&2; exit 2 ;;
+esac
