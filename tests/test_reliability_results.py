@@ -22,7 +22,8 @@ from wgslgen.tune import bench, records
 from wgslgen.tune.bench import Measurement
 from wgslgen.tune.db import Record, ResultsDB
 from wgslgen.tune.runner import TuneOptions, TuneSession
-from wgslgen.tune.selection import Candidate, decide, judge_sha256, update_selection
+from wgslgen.tune.selection import Candidate, decide, judge_sha256
+from wgslgen.tune.selection_file import update_selection
 
 from .conftest import GOOD_KERNELS, ROOT
 from .test_db import entry, rec

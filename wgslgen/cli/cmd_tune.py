@@ -39,7 +39,8 @@ from wgslgen.spec.space import overridden
 from wgslgen.tune.db import ResultsDB, check_writable, read_selection
 from wgslgen.tune.runner import ShapeReport, Totals, TuneOptions, TuneSession
 from wgslgen.tune.search import STRATEGIES, Budget
-from wgslgen.tune.selection import ShapePlan, update_selection
+from wgslgen.tune.selection import ShapePlan
+from wgslgen.tune.selection_file import update_selection
 
 DEFAULT_SELECTION = Path("tuning/selection.json")
 WARN_EXHAUSTIVE = 2_000  # variants: as many renderings as `build` warns about
@@ -332,16 +333,7 @@ def _print_shape(report: ShapeReport, top: int) -> None:
             f"({format_ns(d.medians[d.winner])}{speed}): {escape(d.reason.replace(prefix, ''))}",
             markup=True,
         )
-        if d.default:
-            default = d.default.removeprefix(prefix)
-        elif report.tried_portable():
-            default = "none (no portable variant passed)"
-        else:
-            default = (
-                "none among the candidates (each needs an optional feature or exceeds the "
-                "webgpu profile): the selection keeps an earlier entry's default, if it has one"
-            )
-        console.print(f"portable default: {default}", markup=False)
+        console.print(f"portable default: {report.default_label(prefix)}", markup=False)
     for note in report.notes + (list(d.notes) if d else []):
         console.print(f"[yellow]note:[/] {escape(note)}", markup=True)
 

@@ -21,7 +21,7 @@ __getattr__, __all__ = lazy(
         "ResultsDB": "wgslgen.tune.db",
         "Record": "wgslgen.tune.db",
         "decide": "wgslgen.tune.selection",
-        "update_selection": "wgslgen.tune.selection",
+        "update_selection": "wgslgen.tune.selection_file",
         "STRATEGIES": "wgslgen.tune.search",
     },
 )

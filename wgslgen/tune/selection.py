@@ -1,5 +1,6 @@
 """What tuning one shape found and what it decides: candidates, outcomes, the leaderboard,
-the finalists, the winner, the portable default, the speedup and the selection file.
+the finalists, the winner, the portable default, the speedup and the selection entry
+(selection_file.py writes the file).
 
 Correct before fast: only variants whose record says "ok" (they matched the reference, then
 were timed) ever reach the decision, so a wrong-but-fast variant cannot be selected.
@@ -7,17 +8,16 @@ were timed) ever reach the decision, so a wrong-but-fast variant cannot be selec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from wgslgen.check.wgsl import WgslFacts
 from wgslgen.render.renderer import RenderedVariant
 from wgslgen.spec.kernel import KernelSpec, format_shape
 from wgslgen.tune.bench import Measurement, pick_winner
-from wgslgen.tune.db import Choice, Record, SelectionEntry, read_selection, write_selection
+from wgslgen.tune.db import Choice, Record, SelectionEntry
 from wgslgen.tune.keys import (  # noqa: F401  (re-exported: callers import them from here)
     JUDGE_VERSION,
     current_keys,
@@ -135,6 +135,17 @@ class ShapeReport:
     def tried_portable(self) -> bool:
         """Whether any portable variant was a candidate here (run, found or failed)."""
         return any(o.eligible and o.portable for o in self.outcomes)
+
+    def default_label(self, prefix: str) -> str:
+        """The portable default for people, or why there is none."""
+        if self.decision is not None and self.decision.default:
+            return self.decision.default.removeprefix(prefix)
+        if self.tried_portable():
+            return "none (no portable variant passed)"
+        return (
+            "none among the candidates (each needs an optional feature or exceeds the webgpu "
+            "profile): the selection keeps an earlier entry's default, if it has one"
+        )
 
     def baseline_outcome(self) -> Outcome | None:
         """The baseline's outcome when it was run or found."""
@@ -306,42 +317,6 @@ def entry(
         speedup=None if decision.speedup is None else float(decision.speedup),
         reason=reason,
     )
-
-
-KEPT_DEFAULT = "portable default kept from an earlier tune (no portable candidate in this one)"
-
-
-def update_selection(
-    path: Path | str,
-    entries: Iterable[SelectionEntry],
-    on_wait: Callable[[str], None] | None = None,
-    keep_default_for: Collection[tuple[str, str, str]] = (),
-) -> list[SelectionEntry]:
-    """Replace the entries with the same (kernel, device, shape) in the file; keep the rest.
-
-    An entry without a portable default whose key is in ``keep_default_for`` (a tune whose
-    candidates held no portable variant, e.g. ``--set s=f16``) keeps the replaced entry's
-    default: narrowing the candidates must not lose the fallback callers vendor. Read, change
-    and write happen under the file's lock, so two tunes finishing together both keep their
-    entries.
-    """
-    from wgslgen import locks
-
-    path = Path(path)
-    why = f"another wgslgen tune is updating {path}; waiting for it"
-    with locks.hold(path, "selection", on_wait, why):
-        current = {
-            (e.kernel, e.device, e.shape): e
-            for e in (read_selection(path) if path.exists() else [])
-        }
-        for e in entries:
-            key = (e.kernel, e.device, e.shape)
-            earlier = current.get(key)
-            if e.default is None and key in keep_default_for and earlier and earlier.default:
-                e = replace(e, default=earlier.default, reason=f"{e.reason}; {KEPT_DEFAULT}")
-            current[key] = e
-        write_selection(path, current.values())
-    return list(current.values())
 
 
 def leaderboard(

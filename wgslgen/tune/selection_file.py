@@ -1,10 +1,11 @@
-"""The selection file (tuning/selection.json): one decision per kernel, device and shape."""
+"""The selection file (tuning/selection.json): one decision per kernel, device and shape,
+read, written atomically and updated under its lock."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,39 @@ def read_selection(path: Path | str) -> list[SelectionEntry]:
         except ValueError as e:
             raise WgslgenError(f"{path}: entries[{i}] is malformed: {e}") from None
     return out
+
+
+KEPT_DEFAULT = "portable default kept from an earlier tune (no portable candidate in this one)"
+
+
+def update_selection(
+    path: Path | str,
+    entries: Iterable[SelectionEntry],
+    on_wait: Callable[[str], None] | None = None,
+    keep_default_for: Collection[tuple[str, str, str]] = (),
+) -> list[SelectionEntry]:
+    """Replace the entries with the same (kernel, device, shape) in the file; keep the rest.
+
+    An entry without a portable default whose key is in ``keep_default_for`` (a tune whose
+    candidates held no portable variant, e.g. ``--set s=f16``) keeps the replaced entry's
+    default: narrowing the candidates must not lose the fallback callers vendor. Read, change
+    and write happen under the file's lock, so two tunes finishing together both keep their
+    entries.
+    """
+    from wgslgen import locks
+
+    path = Path(path)
+    why = f"another wgslgen tune is updating {path}; waiting for it"
+    with locks.hold(path, "selection", on_wait, why):
+        current = {
+            (e.kernel, e.device, e.shape): e
+            for e in (read_selection(path) if path.exists() else [])
+        }
+        for e in entries:
+            key = (e.kernel, e.device, e.shape)
+            earlier = current.get(key)
+            if e.default is None and key in keep_default_for and earlier and earlier.default:
+                e = replace(e, default=earlier.default, reason=f"{e.reason}; {KEPT_DEFAULT}")
+            current[key] = e
+        write_selection(path, current.values())
+    return list(current.values())
