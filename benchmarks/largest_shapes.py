@@ -50,9 +50,8 @@ def timed_variants(files: list[Path]) -> dict[tuple[str, str], list[Heads]]:
                 seen.setdefault(key, set()).add((d, h, kv))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise SystemExit(f"{f}: not a fair_attention.py ours file ({exc!r})") from None
-    by_size = {key: sorted(heads, key=lambda x: (x[0] * x[2], x), reverse=True)
-               for key, heads in seen.items()}  # fmt: skip
-    return by_size
+    return {key: sorted(heads, key=lambda x: (x[0] * x[2], x), reverse=True)
+            for key, heads in seen.items()}  # fmt: skip
 
 
 def largest_shape(kernel: str, params: dict, largest: tuple[int, ...]) -> dict[str, int]:
@@ -71,12 +70,12 @@ def check(
     rendered = render(variant, "naga")
     shape = largest_shape(kernel, variant.params, largest)
     res = h.check(rendered, shape)
-    notes = [res.message] if res.message else []
+    fallback = ""
     if res.status == "n/a" and timed and timed[0] != tuple(largest[:3]):
+        fallback = f"the --shape heads are n/a: {res.message}"
         shape = largest_shape(kernel, variant.params, (*timed[0], largest[3]))
         res = h.check(rendered, shape)
-        notes = [*([res.message] if res.message else []), f"the --shape heads are n/a: {notes[0]}"]
-    message = "; ".join(notes)
+    message = "; ".join(filter(None, [res.message, fallback]))
     heads = f"({shape['head_dim']}, {shape['n_heads']}, {shape['n_kv_heads']})"
     note = f"  {message}" if message else ""
     print(f"{res.status:>7}  {variant.name} @ {heads} history {shape['history_len']}{note}",
