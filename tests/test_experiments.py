@@ -137,6 +137,15 @@ def test_experiment_runner_prepares_both_sides_from_the_diff(tmp_path) -> None:
     for side in ("library", "changed"):
         spv = sorted((prepared / side / "attention_split").glob("*.spv"))
         assert spv and all("_e3_" in p.name and "wg256" in p.name for p in spv)
+    # Prepared again: its own folder is replaced; a folder it did not write is left alone.
+    proc = _run("prepare", str(exp), "forward", env={"SPV_ROOT": str(tmp_path / "spv")})
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    other = tmp_path / "other" / "mark"
+    other.mkdir(parents=True)
+    (other / "keep.txt").write_text("mine")
+    proc = _run("prepare", str(exp), "forward", env={"SPV_ROOT": str(tmp_path / "other")})
+    assert proc.returncode == 1 and "not replacing" in proc.stderr
+    assert (other / "keep.txt").read_text() == "mine"
 
 
 def test_experiment_runner_names_what_is_wrong(tmp_path) -> None:

@@ -42,7 +42,11 @@ experiment() {  # NAME: sets DIFF and SPV (the prepared templates and SPIR-V)
 prepare() {  # NAME FAMILY: the changed templates and both sides' SPIR-V, under .spv/NAME
     local wgslgen=.venv/bin/wgslgen tmp side from
     experiment "$1" && family "${2:-}" || return 2
-    rm -rf "$SPV" && mkdir -p "$SPV" || return 1
+    # Replace only what an earlier prepare wrote (its mark), never another folder of that name.
+    if [ -e "$SPV" ] && [ ! -f "$SPV/.prepared" ]; then
+        echo "run.sh: not replacing $SPV: run.sh prepare did not write it" >&2; return 1
+    fi
+    rm -rf "$SPV" && mkdir -p "$SPV" && touch "$SPV/.prepared" || return 1
     tmp=$(mktemp -d) && cp -r templates "$tmp/" &&
         (cd "$tmp" && git apply "$DIFF") &&
         mv "$tmp/templates" "$SPV/templates" && rm -rf "$tmp" || return 1
