@@ -186,3 +186,22 @@ def test_a_template_that_never_names_family_is_rendered_once(tmp_path, monkeypat
         1,
     )
     assert families[-1] == "tint"
+
+
+def test_an_axis_may_leave_its_baseline_out_of_variant_names(tmp_path) -> None:
+    folder = tmp_path / "fam"
+    folder.mkdir()
+    added_axis = '[[axis]]\nname = "fixed_n"\nkey = "fn"\nvalues = [0, 8]\n'
+    toml = _FAMILY_KERNEL.replace(
+        "[uniform]", added_axis + "omit_baseline_from_name = true\n\n[uniform]"
+    )
+    (folder / "kernel.toml").write_text(toml)
+    (folder / "fam.wgsl.j2").write_text(
+        _FAMILY_TEMPLATE.replace('{% include "_lib/marker.wgsl.j2" %}', "")
+    )
+    [spec] = discover([tmp_path])
+    # the variant at the baseline keeps the name it had before the axis was added
+    assert sorted(v.name for v in spec.variants) == ["fam__wg64", "fam__wg64_fn8"]
+    (folder / "kernel.toml").write_text(toml.replace("omit_baseline_from_name = true\n", ""))
+    [spec] = discover([tmp_path])
+    assert sorted(v.name for v in spec.variants) == ["fam__wg64_fn0", "fam__wg64_fn8"]

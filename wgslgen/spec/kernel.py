@@ -33,6 +33,13 @@ class Axis:
     key: str
     values: tuple[Any, ...]
     baseline: Any
+    omit_baseline_from_name: bool = False
+
+    def name_part(self, value: Any) -> str:
+        """``key<value>`` as variant names spell it; empty for an omitted baseline."""
+        if self.omit_baseline_from_name and value == self.baseline:
+            return ""
+        return f"{self.key}{value}"
 
 
 @dataclass(frozen=True)
@@ -184,8 +191,8 @@ class Variant:
         """File-safe name, e.g. ``attention_bwd_dq__wg64_mh4096_sf32_wf32``."""
         if not self.param_items:
             return self.spec.name
-        parts = [f"{self.spec.axis(n).key}{v}" for n, v in self.param_items]
-        return f"{self.spec.name}__{'_'.join(parts)}"
+        parts = [self.spec.axis(n).name_part(v) for n, v in self.param_items]
+        return f"{self.spec.name}__{'_'.join(p for p in parts if p)}"
 
     @property
     def is_baseline(self) -> bool:

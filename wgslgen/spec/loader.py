@@ -162,7 +162,10 @@ def load_kernel(folder: Path) -> KernelSpec:
     if not template.is_file():
         raise WgslgenError(f"{path}: [kernel].template {template.name!r} not found in {folder}")
     reference = folder / (kernel.reference or "reference.py")
-    axes = tuple(Axis(a.name, a.key, tuple(a.values), _baseline(a)) for a in doc.axis)
+    axes = tuple(
+        Axis(a.name, a.key, tuple(a.values), _baseline(a), a.omit_baseline_from_name)
+        for a in doc.axis
+    )
     axis_names = [a.name for a in axes]
     constraints = tuple(
         compile_expression(c, f"{path}: constraints[{i}]", axis_names)

@@ -142,6 +142,11 @@ class AxisTable(_Table):
         None, description="the hand-written original's value (default: the first value)"
     )
     doc: StrictStr = Field("", description="what the axis means (for people)")
+    omit_baseline_from_name: StrictBool = Field(
+        False,
+        description="leave `key<baseline>` out of variant names: an axis added to a kernel "
+        "keeps its earlier variants' names, tuning records and vendored files",
+    )
 
     @model_validator(mode="after")
     def _values_fit(self) -> AxisTable:
