@@ -7,7 +7,10 @@ Each variant is first checked against the reference at each shape (a wrong varia
 timed); then the passes are timed with wgslgen's own method (GPU timestamps, warm and cold)
 on the same buffers: all passes, then each pass alone. A pass timed alone still pays one
 dispatch's launch, so the parts add up to more than the whole by about (passes − 1) launches.
-Shapes are (head_dim, n_heads, n_kv_heads, history_len), as in fair_attention.py.
+Shapes are (head_dim, n_heads, n_kv_heads, history_len), as in fair_attention.py. A shape
+the variant does not apply to (its preconditions: a `fixed_head_dim` of another head_dim, a
+`group` the heads do not divide) is skipped with a line saying why; any other outcome of the
+check than pass stops the run.
 
 ``--ablate NAME`` (repeatable) also times the variant with its text changed so that one cost
 is gone, to see what the rest costs (the results are wrong, so these are timed unchecked):
@@ -127,6 +130,9 @@ def main() -> int:
                 h.worker.close()
                 shape = shape_of(args.kernel, tuple(int(x) for x in s.split(",")))
                 check = h.check(rendered, shape)
+                if check.status == "n/a":
+                    print(f"{name} @ {s}: n/a, not timed ({check.message})", flush=True)
+                    continue
                 if check.status != "pass":
                     raise SystemExit(f"{name} @ {s}: {check.status}: {check.message}")
                 for names in [[], *ablations]:

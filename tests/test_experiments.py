@@ -164,3 +164,22 @@ def test_experiment_runner_names_what_is_wrong(tmp_path) -> None:
     (bad / "change.diff").write_text(_DIFF.replace("softmax", "nothing"))
     proc = _run("prepare", str(bad), "forward", env=env)
     assert proc.returncode != 0 and "patch does not apply" in proc.stderr
+
+
+def test_pass_breakdown_skips_a_shape_the_variant_does_not_apply_to(tmp_path) -> None:
+    """A fixed_head_dim = 256 variant at head_dim 128: said and skipped, the other shape timed
+    (lavapipe; run.sh times every variant at the four fair shapes, one of them head_dim 128)."""
+    out = tmp_path / "b.json"
+    args = ["--kernel", "attention_split", "--variant", "wg256_ch32_g1_u4_e3_sf16_hd256"]
+    args += ["--shape", "128,2,1,40", "--shape", "256,2,1,40", "--adapter", "cpu"]
+    script = ROOT / "benchmarks" / "pass_breakdown.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), *args, "--budget-s", "0.02", "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert "@ 128,2,1,40: n/a, not timed" in proc.stdout
+    assert "head_dim == fixed_head_dim" in proc.stdout
+    rows = json.loads(out.read_text())
+    assert {r["shape"] for r in rows} == {"256,2,1,40"}
+    assert rows[0]["times_us"]["all"]["warm"] > 0

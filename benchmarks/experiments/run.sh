@@ -20,13 +20,14 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 SHAPES=(${SHAPES:-256,8,4,4096 256,8,4,1024 256,8,1,4096 128,32,8,4096})
 
-family() {  # FAMILY: sets KERNEL, EARLY and VARIANTS (the fair tables' best schedules)
+family() {  # FAMILY: sets KERNEL, EARLY and VARIANTS (the fair tables' best schedules; a
+            # fixed_head_dim variant is timed at the shapes of its head_dim only)
     local best
     case $1 in
     bwd_dq) KERNEL=attention_bwd_dq_split EARLY=4
-        best="wg256_ch64_g2_u2_e4_sf16 wg256_ch32_g1_u4_e4_sf16 wg256_ch128_g2_u4_e4_sf16 wg256_ch64_g2_u2_e4_sf32" ;;
+        best="wg256_ch64_g2_u2_e4_sf16_hd256 wg256_ch32_g1_u4_e4_sf16_hd256 wg256_ch128_g2_u4_e4_sf16_hd128 wg256_ch128_g1_u2_e4_sf32_hd256" ;;
     forward) KERNEL=attention_split EARLY=3
-        best="wg256_ch64_g2_u2_e3_sf16 wg256_ch32_g1_u4_e3_sf16 wg256_ch128_g2_u2_e3_sf16 wg256_ch64_g2_u2_e3_sf32" ;;
+        best="wg256_ch64_g2_u2_e3_sf16_hd256 wg256_ch32_g2_u4_e3_sf16_hd256 wg256_ch128_g2_u4_e3_sf16_hd128 wg256_ch64_g2_u2_e3_sf32_hd256" ;;
     *) echo "run.sh: family bwd_dq or forward, not '$1'" >&2; return 2 ;;
     esac
     read -r -a VARIANTS <<< "${VARIANTS:-$best}"
