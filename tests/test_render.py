@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import render, render_families
 from wgslgen.spec.loader import discover
 
@@ -205,3 +208,22 @@ def test_an_axis_may_leave_its_baseline_out_of_variant_names(tmp_path) -> None:
     (folder / "kernel.toml").write_text(toml.replace("omit_baseline_from_name = true\n", ""))
     [spec] = discover([tmp_path])
     assert sorted(v.name for v in spec.variants) == ["fam__wg64_fn0", "fam__wg64_fn8"]
+
+
+def test_two_variants_of_one_name_are_refused(tmp_path) -> None:
+    folder = tmp_path / "fam"
+    folder.mkdir()
+    # (x = "b1", y = 0) and (x = "z", y = 1) would both be fam__wg64_ab1
+    axes = (
+        '[[axis]]\nname = "x"\nkey = "a"\nvalues = ["z", "b1"]\nomit_baseline_from_name = true\n\n'
+    )
+    axes += '[[axis]]\nname = "y"\nkey = "ab"\nvalues = [0, 1]\nomit_baseline_from_name = true\n\n'
+    (folder / "kernel.toml").write_text(_FAMILY_KERNEL.replace("[uniform]", axes + "[uniform]"))
+    (folder / "fam.wgsl.j2").write_text(
+        _FAMILY_TEMPLATE.replace('{% include "_lib/marker.wgsl.j2" %}', "")
+    )
+    [spec] = discover([tmp_path])
+    with pytest.raises(
+        WgslgenError, match=r"kernel.toml: two variants are both named 'fam__wg64_ab1'"
+    ):
+        _ = spec.variants

@@ -140,6 +140,14 @@ class KernelSpec:
         out = tuple(self.space)
         if not out:
             raise WgslgenError(self._why_empty())
+        named: dict[str, Variant] = {}
+        for v in out:
+            if (first := named.setdefault(v.name, v)) is not v:
+                raise WgslgenError(
+                    f"{self.spec_path}: two variants are both named {v.name!r} "
+                    f"({first.params} and {v.params}): choose axis keys and values that "
+                    "tell them apart"
+                )
         return out
 
     @cached_property
