@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 
@@ -227,3 +228,21 @@ def test_two_variants_of_one_name_are_refused(tmp_path) -> None:
         WgslgenError, match=r"kernel.toml: two variants are both named 'fam__wg64_ab1'"
     ):
         _ = spec.variants
+
+
+def test_a_template_refuses_axis_values_it_cannot_render_with_its_line(tmp_path) -> None:
+    """fixed_head_dim 96 (24 vectors a row: not a divisor of 256 threads) is refused by the
+    template's own fail(), where it renders, not rendered wrong."""
+    shutil.copytree(TEMPLATES / "_lib", tmp_path / "_lib")
+    shutil.copytree(TEMPLATES / "attention_split", tmp_path / "attention_split")
+    toml = tmp_path / "attention_split" / "kernel.toml"
+    toml.write_text(toml.read_text().replace("values = [0, 128, 256]", "values = [0, 96, 128]"))
+    [spec] = discover([tmp_path])
+    bad = next(v for v in spec.variants if v.params["fixed_head_dim"] == 96)
+    with pytest.raises(WgslgenError) as caught:
+        render(bad)
+    message = str(caught.value)
+    assert re.search(r"attention_split\.wgsl\.j2:\d+: fixed_head_dim = 96 is not supp", message)
+    assert bad.name in message
+    good = next(v for v in spec.variants if v.params["fixed_head_dim"] == 128)
+    assert "let head_dim = 128u;" in render(good).source

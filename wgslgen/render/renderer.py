@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NoReturn
 
 import jinja2
 import jinja2.sandbox
@@ -112,6 +112,15 @@ def _search_path(spec: KernelSpec) -> list[str]:
     return [str(spec.folder)]
 
 
+class TemplateFailed(Exception):
+    """A template's own ``fail(message)``: it cannot render these axis values."""
+
+
+def _fail(message: str) -> NoReturn:
+    """``{{ fail("why") }}`` in a template: refuse the variant being rendered, saying why."""
+    raise TemplateFailed(message)
+
+
 @lru_cache(maxsize=64)
 def _environment(search: tuple[str, ...], marked: bool) -> jinja2.Environment:
     files: list[str] = []
@@ -125,6 +134,7 @@ def _environment(search: tuple[str, ...], marked: bool) -> jinja2.Environment:
         autoescape=False,
     )
     env.globals["marker_files"] = files
+    env.globals["fail"] = _fail
     return env
 
 
@@ -187,7 +197,7 @@ def _render_text(variant: Variant, family: str, marked: bool) -> str:
         ) from None
     except jinja2.TemplateNotFound as exc:
         raise WgslgenError(f"{spec.template_path}: template {exc.name!r} not found") from None
-    except (BudgetExceeded, TemplateRefused) as exc:
+    except (BudgetExceeded, TemplateRefused, TemplateFailed) as exc:
         where = getattr(exc, "where", None) or _template_frame(exc, spec)
         raise WgslgenError(f"{where}: {exc} (variant {variant.name})") from None
     except Exception as exc:
