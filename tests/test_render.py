@@ -209,6 +209,11 @@ def test_an_axis_may_leave_its_baseline_out_of_variant_names(tmp_path) -> None:
     (folder / "kernel.toml").write_text(toml.replace("omit_baseline_from_name = true\n", ""))
     [spec] = discover([tmp_path])
     assert sorted(v.name for v in spec.variants) == ["fam__wg64_fn0", "fam__wg64_fn8"]
+    # every axis at an omitted baseline: the kernel's own name
+    both = toml.replace("baseline = 64\n", "baseline = 64\nomit_baseline_from_name = true\n")
+    (folder / "kernel.toml").write_text(both)
+    [spec] = discover([tmp_path])
+    assert sorted(v.name for v in spec.variants) == ["fam", "fam__fn8"]
 
 
 def test_two_variants_of_one_name_are_refused(tmp_path) -> None:

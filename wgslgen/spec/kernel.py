@@ -197,10 +197,8 @@ class Variant:
     @property
     def name(self) -> str:
         """File-safe name, e.g. ``attention_bwd_dq__wg64_mh4096_sf32_wf32``."""
-        if not self.param_items:
-            return self.spec.name
-        parts = [self.spec.axis(n).name_part(v) for n, v in self.param_items]
-        return f"{self.spec.name}__{'_'.join(p for p in parts if p)}"
+        parts = [p for n, v in self.param_items if (p := self.spec.axis(n).name_part(v))]
+        return f"{self.spec.name}__{'_'.join(parts)}" if parts else self.spec.name
 
     @property
     def is_baseline(self) -> bool:
