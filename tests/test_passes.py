@@ -75,3 +75,20 @@ def test_a_scratch_binding_must_be_writable(tmp_path: Path) -> None:
     toml.write_text(toml.read_text().replace('access = "read_write"\nscratch', "scratch"))
     with pytest.raises(WgslgenError, match=r"binding\[1\] \(tmp\): scratch = true needs access"):
         discover([folder])
+
+
+@pytest.mark.parametrize(
+    ("kernel", "only", "shape"),
+    [
+        ("attention_split", {"early": 3}, "pos=32767,window=0"),
+        ("attention_bwd_dq_split", {"early": 4}, ""),
+    ],
+)
+def test_the_fixed_head_dim_split_kernels_are_right_at_history_32768(kernel, only, shape) -> None:
+    """The issue's largest shape, on lavapipe: a split kernel's invocation loops over its own
+    keys and share of the chunks only (and the fixed_head_dim partials pass not at all), so
+    lavapipe's 65,535-iteration cap does not cut it short; 1,024 chunks of 32 keys a head."""
+    sizes = "head_dim=256,n_heads=2,n_kv_heads=1,history_len=32768" + (f",{shape}" if shape else "")
+    schedule = {"fixed_head_dim": 256, "chunk": 32, "group": 2, "mlp": 4, "storage": "f16"}
+    report = check_kernel(kernel, shapes=[sizes], adapter="cpu", only=schedule | only)
+    assert report.counts() == {"pass": 1}, report.results
