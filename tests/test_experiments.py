@@ -137,9 +137,13 @@ def test_experiment_runner_prepares_both_sides_from_the_diff(tmp_path) -> None:
     for side in ("library", "changed"):
         spv = sorted((prepared / side / "attention_split").glob("*.spv"))
         assert spv and all("_e3_" in p.name and "wg256" in p.name for p in spv)
-    # Prepared again: its own folder is replaced; a folder it did not write is left alone.
-    proc = _run("prepare", str(exp), "forward", env={"SPV_ROOT": str(tmp_path / "spv")})
+    # Prepared again, for the other family: both families' SPIR-V are kept (one device call
+    # runs both); a folder it did not write is left alone.
+    proc = _run("prepare", str(exp), "bwd_dq", env={"SPV_ROOT": str(tmp_path / "spv")})
     assert proc.returncode == 0, proc.stderr + proc.stdout
+    for side in ("library", "changed"):
+        for kernel in ("attention_split", "attention_bwd_dq_split"):
+            assert sorted((prepared / side / kernel).glob("*.spv")), (side, kernel)
     other = tmp_path / "other" / "mark"
     other.mkdir(parents=True)
     (other / "keep.txt").write_text("mine")

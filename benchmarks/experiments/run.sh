@@ -47,7 +47,9 @@ prepare() {  # NAME FAMILY: the changed templates and both sides' SPIR-V, under 
     if [ -e "$SPV" ] && [ ! -f "$SPV/.prepared" ]; then
         echo "run.sh: not replacing $SPV: run.sh prepare did not write it" >&2; return 1
     fi
-    rm -rf "$SPV" && mkdir -p "$SPV" && touch "$SPV/.prepared" || return 1
+    # One experiment may be prepared for both families: only this family's SPIR-V is replaced.
+    mkdir -p "$SPV" && touch "$SPV/.prepared" &&
+        rm -rf "$SPV/templates" "$SPV/library/$KERNEL" "$SPV/changed/$KERNEL" || return 1
     tmp=$(mktemp -d) && cp -r templates "$tmp/" &&
         (cd "$tmp" && git apply "$DIFF") &&
         mv "$tmp/templates" "$SPV/templates" && rm -rf "$tmp" || return 1
