@@ -269,7 +269,7 @@ def run_ours(args) -> dict:
     with Harness(args.adapter, timeout=120) as h:
         info = h.adapter_info
         print(f"adapter: {info['label']}", flush=True)
-        floor_spec = discover([FLOOR_KERNELS])[0]
+        floor_spec = select(discover([FLOOR_KERNELS]), ["dispatch_floor"])[0]
         floor = render(floor_spec.baseline)
         assert h.check(floor, {"n": 32}).status == "pass"
         m = h.bench(floor, {"n": 32}, warm=True)

@@ -10,6 +10,9 @@
 # replays per figure, 200), WARMUP_S (seconds each of our variants runs before its samples;
 # 0.025). The test step checks every variant of OUTDIR/ours.json at the largest shape
 # (benchmarks/largest_shapes.py; before session 10 it ran `wgslgen test` with TEST_SET options).
+# STEPS may also hold `stream` (not a default, ~2 s per byte count and `loads` variant): the
+# measured two-pass floor at the families' byte counts (benchmarks/stream_floor.py); the table
+# step then also writes stream_tables.md, that floor beside the best variants and the target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: gpu_fair.sh OUTDIR [FAMILY...]}; shift
@@ -37,8 +40,15 @@ for step in $STEPS; do
                   --json "$OUT/largest.json") > "$OUT/largest.log" 2>&1 || { echo "test: FAILED"; rc=1; }
               tail -1 "$OUT/largest.log"
           else echo "test: no $OUT/ours.json to take the variants from (run the ours step first)"; rc=1; fi;;
+    stream) (cd "${WGSLGEN_PATH:-$ROOT}" && $PY "$ROOT/benchmarks/stream_floor.py" measure \
+                --families "${fam[@]}" --json "$OUT/stream.json") > "$OUT/stream.log" 2>&1 ||
+                { echo "stream: FAILED (mismatch or error)"; rc=1; }; tail -1 "$OUT/stream.log";;
     table) $PY benchmarks/fair_attention.py table "$OUT/torch.json" "$OUT/ours.json" \
-               --bandwidth "${BANDWIDTH:-4.3e12}" > "$OUT/tables.md" || rc=1; cat "$OUT/tables.md";;
+               --bandwidth "${BANDWIDTH:-4.3e12}" > "$OUT/tables.md" || rc=1; cat "$OUT/tables.md"
+           if [ -f "$OUT/stream.json" ]; then
+               $PY benchmarks/stream_floor.py table "$OUT/stream.json" "$OUT/ours.json" "$OUT/torch.json" \
+                   > "$OUT/stream_tables.md" || rc=1; cat "$OUT/stream_tables.md"
+           fi;;
     esac
 done
 exit $rc

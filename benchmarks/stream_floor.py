@@ -1,0 +1,194 @@
+"""The floor of a two-pass kernel, measured: stream the bytes a shape's math must move, then
+one dependent pass, on the same device through the same API as our kernels.
+
+    python benchmarks/stream_floor.py measure --json stream.json [--adapter gpu] [--families F ...]
+    python benchmarks/stream_floor.py table stream.json ours.json [torch.json]
+
+``fair_attention.py``'s floor is computed: an empty dependent dispatch × passes + bytes /
+a bandwidth given on the command line. This one is timed: ``benchmarks/kernels/stream_floor``
+reads exactly ``bytes_moved(family, shape, K/V dtype)`` bytes (rounded up to whole 4 KB rows
+of a workgroup), every thread's 16-byte loads issued before any is used, sums them to one word
+per workgroup and, in a second dispatch that depends on the first, sums those. It computes
+nothing else, so no two-pass kernel that reads those bytes can be faster; a target below it
+is out of reach for any such kernel on this device and API. Each `loads` variant (bytes per
+thread: more workgroups or more in flight per thread) is checked against its numpy reference,
+then timed warm and cold (wgslgen's own timing, a fresh worker per variant and size, as in
+``fair_attention.py``); the floor of a shape is the fastest variant, warm and cold apart.
+
+``table`` sets the floors beside the best variant of each family at each shape of a
+``fair_attention.py ours`` file, and with its ``torch`` file beside half of PyTorch's best
+graph (the issue's ≤ 0.5× target): "target ÷ floor" below 1 means the target is below what
+streaming the bytes alone costs here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from fair_attention import FAMILIES, SHAPES, bytes_moved  # noqa: E402
+
+from wgslgen.atomic import atomic_write_text  # noqa: E402
+
+FLOOR_KERNELS = ROOT / "benchmarks" / "kernels"
+ROW_BYTES = 256 * 16  # one load of every thread of a workgroup
+KV_DTYPES = ("f32", "f16")
+
+
+def workgroups(n_bytes: int, loads: int) -> int:
+    """Workgroups of the stream pass that read at least ``n_bytes`` with ``loads`` rows each."""
+    return max(1, math.ceil(n_bytes / (ROW_BYTES * loads)))
+
+
+def sizes_to_measure(families: list[str]) -> dict[int, list[dict]]:
+    """bytes → the (family, shape, K/V) entries that move that many (measured once each)."""
+    out: dict[int, list[dict]] = {}
+    for family in families:
+        for s in SHAPES:
+            for kv in KV_DTYPES:
+                n = bytes_moved(family, s, kv)
+                out.setdefault(n, []).append({"family": family, "shape": list(s), "kv": kv})
+    return out
+
+
+def measure(args: argparse.Namespace) -> int:
+    """Check and time every stream_floor variant at every byte count; rows into args.json."""
+    from wgslgen.render.renderer import render
+    from wgslgen.run.harness import Harness
+    from wgslgen.spec.loader import discover, select
+
+    spec = select(discover([FLOOR_KERNELS]), ["stream_floor"])[0]
+    rows, failures = [], []
+    data = {"adapter": None, "results": rows, "failures": failures}
+    with Harness(args.adapter, timeout=120) as h:
+        data["adapter"] = h.adapter_info["label"]
+        print(f"adapter: {data['adapter']}", flush=True)
+        for n_bytes, uses in sorted(sizes_to_measure(args.families).items()):
+            for v in spec.variants:
+                rendered = render(v, "naga")
+                loads = v.params["loads"]
+                shape = {"n_wg": workgroups(n_bytes, loads)}
+                h.worker.close()  # a fresh device per variant and size (fair_attention.py)
+                row = {"bytes": n_bytes, "variant": rendered.name, "loads": loads,
+                       "n_wg": shape["n_wg"], "streamed": shape["n_wg"] * ROW_BYTES * loads,
+                       "uses": uses}  # fmt: skip
+                res = h.check(rendered, shape)
+                if res.status != "pass":
+                    failures.append({**row, "check": res.status, "message": res.message})
+                    print(f"FAIL {rendered.name} n_wg={shape['n_wg']}: {res.message}", flush=True)
+                    continue
+                for mode in ("warm", "cold"):
+                    m = h.bench(rendered, shape, warm=mode == "warm", budget_s=args.budget_s)
+                    row[mode] = {"median_us": m.median_ns / 1e3, "iqr_us": m.iqr_ns / 1e3}
+                rows.append(row)
+                warm, cold = (row[m]["median_us"] for m in ("warm", "cold"))
+                print(f"{n_bytes / 1e6:7.2f} MB  {rendered.name:<18} n_wg={shape['n_wg']:<6} "
+                      f"warm {warm:.2f}  cold {cold:.2f} µs", flush=True)  # fmt: skip
+                if args.json:  # a run cut short keeps what it measured
+                    atomic_write_text(Path(args.json), json.dumps({**data, "partial": True}))
+    if args.json:
+        atomic_write_text(Path(args.json), json.dumps(data, indent=1))
+    for f in failures:
+        print(f"MISMATCH {f['variant']} n_wg={f['n_wg']}: {f['message']}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def floors(stream: dict) -> dict[int, dict[str, tuple[float, str]]]:
+    """bytes → {'warm'|'cold': (fastest µs, its variant)}."""
+    out: dict[int, dict[str, tuple[float, str]]] = {}
+    for r in stream["results"]:
+        best = out.setdefault(r["bytes"], {})
+        for mode in ("warm", "cold"):
+            t = (r[mode]["median_us"], r["variant"].split("__")[-1])
+            if mode not in best or t < best[mode]:
+                best[mode] = t
+    return out
+
+
+def _best_ours(rows: list[dict], mode: str) -> float | None:
+    mine = [r[mode]["median_us"] for r in rows if mode in r and not r["baseline"]]
+    return min(mine, default=None)
+
+
+def _best_torch(torch_rows: dict, key: tuple, mode: str) -> float | None:
+    t = torch_rows.get(key, {})
+    found = [t.get(f, {}).get(mode, {}).get("median_us") for f in ("eager", "compile")]
+    return min((x for x in found if x), default=None)
+
+
+def _pair(a: float | None, b: float | None, fmt: str = "{:.1f}") -> str:
+    return " / ".join("—" if x is None else fmt.format(x) for x in (a, b))
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a / b
+
+
+def table(stream: dict, ours: dict, torch_data: dict | None) -> str:
+    """Markdown: per family, shape and K/V the measured floor beside ours (and the target)."""
+    fl = floors(stream)
+    torch_rows = {
+        (r["family"], tuple(r["shape"]), r["kv"]): r for r in (torch_data or {}).get("results", [])
+    }
+    out = [f"Streamed two-pass floor on {stream['adapter']} (fastest `loads` variant, warm / "
+           "cold µs); ours: the best variant of `fair_attention.py ours`; target: 0.5 × the "
+           "best PyTorch graph.", ""]  # fmt: skip
+    for family in FAMILIES:
+        fam_rows = [r for r in ours["results"] if r["family"] == family]
+        if not fam_rows:
+            continue
+        out += [f"### {family}", "",
+                "| shape (d, H, KV, N) | K/V | MB | floor (variant) | best ours | ours ÷ floor "
+                "| target | target ÷ floor |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        for s in SHAPES:
+            for kv in KV_DTYPES:
+                rows = [r for r in fam_rows if tuple(r["shape"]) == s and r["kv"] == kv]
+                f = fl.get(bytes_moved(family, s, kv))
+                if not rows or not f:
+                    continue
+                fw, fc = f["warm"][0], f["cold"][0]
+                ow, oc = _best_ours(rows, "warm"), _best_ours(rows, "cold")
+                tw, tc = (
+                    None if x is None else 0.5 * x
+                    for x in (_best_torch(torch_rows, (family, s, kv), m) for m in ("warm", "cold"))
+                )
+                out.append(
+                    f"| {s} | {kv} | {bytes_moved(family, s, kv) / 1e6:.1f} | "
+                    f"{fw:.1f} ({f['warm'][1]}) / {fc:.1f} ({f['cold'][1]}) | {_pair(ow, oc)} | "
+                    f"{_pair(_ratio(ow, fw), _ratio(oc, fc), '{:.2f}×')} | {_pair(tw, tc)} | "
+                    f"{_pair(_ratio(tw, fw), _ratio(tc, fc), '{:.2f}×')} |"
+                )
+        out.append("")
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("what", choices=["measure", "table"])
+    ap.add_argument("files", nargs="*", help="table: stream.json ours.json [torch.json]")
+    ap.add_argument("--families", nargs="+", default=["bwd_dq", "forward"], choices=list(FAMILIES))
+    ap.add_argument("--adapter", default="gpu")
+    ap.add_argument("--budget-s", type=float, default=0.05, help="measure: bench time per figure")
+    ap.add_argument("--shape", action="append", help="d,H,KV,N (repeatable; default: the issue's)")
+    ap.add_argument("--json", help="measure: write the rows here")
+    args = ap.parse_args()
+    if args.shape:
+        SHAPES[:] = [tuple(int(x) for x in s.split(",")) for s in args.shape]
+    if args.what == "measure":
+        return measure(args)
+    if len(args.files) not in (2, 3):
+        ap.error("table takes stream.json ours.json [torch.json]")
+    stream, ours, *rest = (json.loads(Path(f).read_text()) for f in args.files)
+    print(table(stream, ours, rest[0] if rest else None))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""benchmarks/stream_floor.py and its kernel: the streamed bytes are summed right on a real
+device (lavapipe), a variant that skips a vector is caught, every byte count a family needs
+is measured with each `loads` variant, and the table sets the floor beside ours and the target."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import ROOT
+
+SCRIPT = ROOT / "benchmarks" / "stream_floor.py"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from stream_floor import ROW_BYTES, floors, table, workgroups  # noqa: E402
+
+
+def test_the_stream_floor_kernel_sums_every_streamed_byte_and_catches_a_skipped_one() -> None:
+    from wgslgen.render.renderer import render
+    from wgslgen.run.harness import Harness
+    from wgslgen.spec.loader import discover, select
+
+    spec = select(discover([ROOT / "benchmarks" / "kernels"]), ["stream_floor"])[0]
+    assert sorted(v.params["loads"] for v in spec.variants) == [4, 8, 16, 32]
+    with Harness("cpu") as h:
+        for v in spec.variants:
+            assert h.check(render(v, "naga"), {"n_wg": 37}).status == "pass", v.name
+        # The same kernel reading one vector twice instead of the next: the sum is wrong.
+        rendered = render(spec.baseline, "naga")
+        source = rendered.source.replace("src[base + 256u]", "src[base + 0u]")
+        assert source != rendered.source
+        skipped = dataclasses.replace(
+            rendered, source=source, sha256=hashlib.sha256(source.encode()).hexdigest()
+        )
+        assert h.check(skipped, {"n_wg": 37}).status == "fail"
+
+
+def test_workgroups_cover_the_bytes_with_whole_rows() -> None:
+    assert workgroups(1, 16) == 1
+    assert workgroups(ROW_BYTES * 16, 16) == 1
+    assert workgroups(ROW_BYTES * 16 + 1, 16) == 2
+    # (256, 8, 4, 4096) f16 K/V: 16.8 MB, 256 workgroups of 16 loads (the partials pass's count)
+    assert workgroups(4096 * 4 * 256 * 2 * 2, 16) == 256
+
+
+def test_measure_times_every_variant_at_every_byte_count_of_the_family(tmp_path: Path) -> None:
+    out = tmp_path / "stream.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "measure", "--adapter", "cpu", "--families", "forward",
+         "--shape", "16,2,1,32", "--json", str(out)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert not data["failures"] and "partial" not in data
+    # forward at (16, 2, 1, 32): f32 and f16 K/V move different byte counts, 4 variants each
+    assert len({r["bytes"] for r in data["results"]}) == 2
+    assert len(data["results"]) == 8
+    for r in data["results"]:
+        assert r["streamed"] >= r["bytes"] > r["streamed"] - ROW_BYTES * r["loads"]
+        assert r["warm"]["median_us"] > 0 and r["cold"]["median_us"] > 0
+        assert r["uses"][0]["family"] == "forward"
+
+
+def _stream(rows: list[tuple[int, str, float, float]]) -> dict:
+    return {
+        "adapter": "GPU",
+        "results": [
+            {"bytes": b, "variant": f"stream_floor__{v}", "warm": {"median_us": w},
+             "cold": {"median_us": c}}
+            for b, v, w, c in rows
+        ],
+    }  # fmt: skip
+
+
+def test_the_floor_is_the_fastest_variant_warm_and_cold_apart() -> None:
+    f = floors(_stream([(100, "l4", 5.0, 9.0), (100, "l16", 6.0, 7.0), (200, "l8", 8.0, 8.5)]))
+    assert f[100] == {"warm": (5.0, "l4"), "cold": (7.0, "l16")}
+    assert f[200]["cold"] == (8.5, "l8")
+
+
+def test_the_table_sets_ours_and_half_of_torch_against_the_floor() -> None:
+    from fair_attention import bytes_moved
+
+    s = (256, 8, 4, 4096)
+    n = bytes_moved("bwd_dq", s, "f16")
+    stream = _stream([(n, "l16", 6.0, 8.0), (n, "l4", 6.5, 7.5)])
+    ours = {
+        "results": [
+            {"family": "bwd_dq", "shape": list(s), "kv": "f16", "baseline": False,
+             "variant": "k__a", "warm": {"median_us": 12.0}, "cold": {"median_us": 15.0}},
+            {"family": "bwd_dq", "shape": list(s), "kv": "f16", "baseline": True,
+             "variant": "k__base", "warm": {"median_us": 1.0}, "cold": {"median_us": 1.0}},
+        ]
+    }  # fmt: skip
+    torch = {
+        "results": [
+            {"family": "bwd_dq", "shape": list(s), "kv": "f16",
+             "eager": {"warm": {"median_us": 30.0}, "cold": {"median_us": 40.0}},
+             "compile": {"warm": {"median_us": 10.0}, "cold": {"median_us": 14.0}}}
+        ]
+    }  # fmt: skip
+    text = table(stream, ours, torch)
+    row = next(line for line in text.splitlines() if line.startswith("| (256, 8, 4, 4096) | f16"))
+    # floor 6.0 warm (l16), 7.5 cold (l4); ours 12 / 15 (the baseline is not "best ours");
+    # target 0.5 × 10 = 5.0 warm, 0.5 × 14 = 7.0 cold: below the floor
+    assert "6.0 (l16) / 7.5 (l4)" in row
+    assert "| 12.0 / 15.0 | 2.00× / 2.00× |" in row
+    assert "| 5.0 / 7.0 | 0.83× / 0.93× |" in row
+    assert "(256, 8, 4, 4096) | f32" not in text  # nothing measured for f32
