@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from fair_attention import FAMILIES, SHAPES, bytes_moved  # noqa: E402
 
 from wgslgen.atomic import atomic_write_text  # noqa: E402
+from wgslgen.errors import WgslgenError  # noqa: E402
 
 FLOOR_KERNELS = ROOT / "benchmarks" / "kernels"
 ROW_BYTES = 256 * 16  # one load of every thread of a workgroup
@@ -182,7 +183,11 @@ def main() -> int:
     if args.shape:
         SHAPES[:] = [tuple(int(x) for x in s.split(",")) for s in args.shape]
     if args.what == "measure":
-        return measure(args)
+        try:
+            return measure(args)
+        except WgslgenError as exc:  # no such adapter, a worker that died: one line
+            print(f"stream_floor: {exc}", file=sys.stderr)
+            return 2
     if len(args.files) not in (2, 3):
         ap.error("table takes stream.json ours.json [torch.json]")
     stream, ours, *rest = (json.loads(Path(f).read_text()) for f in args.files)
