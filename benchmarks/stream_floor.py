@@ -8,12 +8,15 @@ one dependent pass, on the same device through the same API as our kernels.
 a bandwidth given on the command line. This one is timed: ``benchmarks/kernels/stream_floor``
 reads exactly ``bytes_moved(family, shape, K/V dtype)`` bytes (rounded up to whole 4 KB rows
 of a workgroup), every thread's 16-byte loads issued before any is used, sums them to one word
-per workgroup and, in a second dispatch that depends on the first, sums those. It computes
-nothing else, so no two-pass kernel that reads those bytes can be faster; a target below it
-is out of reach for any such kernel on this device and API. Each `loads` variant (bytes per
-thread: more workgroups or more in flight per thread) is checked against its numpy reference,
-then timed warm and cold (wgslgen's own timing, a fresh worker per variant and size, as in
-``fair_attention.py``); the floor of a shape is the fastest variant, warm and cold apart.
+per workgroup and, in a second dispatch that depends on the first, sums those. Besides the
+loads it does only that sum (a workgroup atomic per thread and two barriers), which any kernel
+that reduces those bytes across a workgroup also pays in some form, so a two-pass kernel that
+reads them can hardly be faster: a target clearly below it is out of reach for such kernels on
+this device and API (within a few tenths of a µs, it is a judgement call). Each `loads`
+variant (bytes per thread: more workgroups or more in flight per thread) is checked against
+its numpy reference, then timed warm and cold (wgslgen's own timing, a fresh worker per
+variant and size, as in ``fair_attention.py``); the floor of a shape is the fastest variant,
+warm and cold apart.
 
 ``table`` sets the floors beside the best variant of each family at each shape of a
 ``fair_attention.py ours`` file, and with its ``torch`` file beside half of PyTorch's best
