@@ -18,6 +18,13 @@ LLVMPIPE_NOTE = (
     "note: llvmpipe/lavapipe (seen on Mesa 22.3) ends every loop of an invocation after "
     "65,535 iterations in total, silently; a failure at a large shape may be that, not the kernel"
 )
+# Seen on Mesa 22.3 through wgpu 0.32: a workgroup starts with leftovers in var<workgroup>
+# memory (an earlier workgroup's values, or garbage; atomics too), though WGSL promises zeros.
+LLVMPIPE_WORKGROUP_NOTE = (
+    "note: llvmpipe/lavapipe (seen on Mesa 22.3) does not zero var<workgroup> memory when a "
+    "workgroup starts; a kernel that reads it before writing it (an atomic counter, say) fails "
+    "there though WGSL zeroes it: zero it in the kernel"
+)
 
 
 class Status(StrEnum):
@@ -113,7 +120,7 @@ class Report:
     def notes(self) -> list[str]:
         """Caveats about this adapter that bear on the failures found."""
         if "llvmpipe" in self.adapter and any(r.status == "fail" for r in self.results):
-            return [LLVMPIPE_NOTE]
+            return [LLVMPIPE_NOTE, LLVMPIPE_WORKGROUP_NOTE]
         return []
 
     def failure_table(self) -> str:
