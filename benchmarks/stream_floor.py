@@ -173,6 +173,26 @@ def table(stream: dict, ours: dict, torch_data: dict | None) -> str:
     return "\n".join(out)
 
 
+def _shape(text: str) -> tuple[int, int, int, int]:
+    """``d,H,KV,N`` as four integers (an argparse type)."""
+    try:
+        d, h, kv, n = (int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: want d,H,KV,N (four integers)") from None
+    return d, h, kv, n
+
+
+def _load(path: str) -> dict:
+    """A stream_floor.py or fair_attention.py JSON output, or a one-line exit naming the file."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"stream_floor: {path}: not readable as JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise SystemExit(f"stream_floor: {path}: no 'results' list: not an output of this script")
+    return data
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("what", choices=["measure", "table"])
@@ -180,11 +200,13 @@ def main() -> int:
     ap.add_argument("--families", nargs="+", default=["bwd_dq", "forward"], choices=list(FAMILIES))
     ap.add_argument("--adapter", default="gpu")
     ap.add_argument("--budget-s", type=float, default=0.05, help="measure: bench time per figure")
-    ap.add_argument("--shape", action="append", help="d,H,KV,N (repeatable; default: the issue's)")
+    ap.add_argument(
+        "--shape", action="append", type=_shape, help="d,H,KV,N (repeatable; default: the issue's)"
+    )
     ap.add_argument("--json", help="measure: write the rows here")
     args = ap.parse_args()
     if args.shape:
-        SHAPES[:] = [tuple(int(x) for x in s.split(",")) for s in args.shape]
+        SHAPES[:] = args.shape
     if args.what == "measure":
         try:
             return measure(args)
@@ -193,8 +215,14 @@ def main() -> int:
             return 2
     if len(args.files) not in (2, 3):
         ap.error("table takes stream.json ours.json [torch.json]")
-    stream, ours, *rest = (json.loads(Path(f).read_text()) for f in args.files)
-    print(table(stream, ours, rest[0] if rest else None))
+    stream, ours, *rest = (_load(f) for f in args.files)
+    try:
+        print(table(stream, ours, rest[0] if rest else None))
+    except KeyError as exc:
+        names = " ".join(args.files)
+        raise SystemExit(
+            f"stream_floor: a row of {names} lacks {exc} (another version's file?)"
+        ) from None
     return 0
 
 

@@ -114,3 +114,37 @@ def test_the_table_sets_ours_and_half_of_torch_against_the_floor() -> None:
     assert "| 12.0 / 15.0 | 2.00× / 2.00× |" in row
     assert "| 5.0 / 7.0 | 0.83× / 0.93× |" in row
     assert "(256, 8, 4, 4096) | f32" not in text  # nothing measured for f32
+
+
+def _script(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def test_bad_files_and_shapes_are_named_in_one_line(tmp_path: Path) -> None:
+    from fair_attention import bytes_moved
+
+    good = tmp_path / "stream.json"
+    n = bytes_moved("forward", (256, 8, 4, 4096), "f16")
+    good.write_text(json.dumps(_stream([(n, "l4", 5.0, 9.0)])))
+    broken = tmp_path / "ours.json"
+    broken.write_text('{"results": [')
+    proc = _script("table", str(good), str(broken))
+    assert proc.returncode == 1 and f"{broken}: not readable as JSON" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    other = tmp_path / "other.json"
+    other.write_text('{"rows": []}')
+    proc = _script("table", str(good), str(other))
+    assert proc.returncode == 1 and f"{other}: no 'results' list" in proc.stderr
+    # a fair_attention row without its "baseline" key
+    times = {"warm": {"median_us": 9.0}, "cold": {"median_us": 9.0}}
+    row = {"family": "forward", "shape": [256, 8, 4, 4096], "kv": "f16", **times}
+    other.write_text(json.dumps({"results": [row]}))
+    proc = _script("table", str(good), str(other))
+    assert proc.returncode == 1 and "lacks 'baseline'" in proc.stderr, proc.stderr
+    proc = _script("table", str(good), str(tmp_path / "missing.json"))
+    assert proc.returncode == 1 and "missing.json: not readable as JSON" in proc.stderr
+    proc = _script("measure", "--shape", "256,8")
+    assert proc.returncode == 2 and "'256,8': want d,H,KV,N" in proc.stderr
