@@ -36,12 +36,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from fair_attention import FAMILIES, SHAPES, bytes_moved  # noqa: E402
+from fair_attention import FAMILIES, FLOOR_KERNELS, SHAPES, bytes_moved  # noqa: E402
 
 from wgslgen.atomic import atomic_write_text  # noqa: E402
 from wgslgen.errors import WgslgenError  # noqa: E402
 
-FLOOR_KERNELS = ROOT / "benchmarks" / "kernels"
 ROW_BYTES = 256 * 16  # one load of every thread of a workgroup
 KV_DTYPES = ("f32", "f16")
 
