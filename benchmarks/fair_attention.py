@@ -6,7 +6,8 @@ One device session measures three things (run it on the GPU machine, CUDA + Vulk
   graph** (no CPU launch gaps), with K/V in f32 and in f16; warm (back-to-back replays) and
   cold (a write of ``--l2-flush`` bytes before each replay, outside the timed interval);
   CUDA events around each replay; median of ``--reps``; each figure after ``--spin-up-s`` of
-  back-to-back replays (the GPU's clock drops while compiling leaves it idle).
+  back-to-back replays (the GPU's clock drops while compiling leaves it idle). Before any
+  is timed, every form must reproduce wgslgen's numpy references (``torch_graphs.py``).
 * **wgslgen**: every variant of the timed kernels, each in a fresh worker process (a
   long-lived device drifts, see worker_drift.py), through wgslgen's own timing code
   (``Harness.bench`` → ``bench.measure``: a spin-up of SPIN_UP_S, GPU timestamps, warm and
@@ -28,223 +29,32 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import statistics
 import sys
-import time
 from pathlib import Path
 
-from wgslgen.atomic import atomic_write_text
-from wgslgen.tune.bench import SPIN_UP_S
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from attention_shapes import (  # noqa: E402
+    FAMILIES,
+    KV_OF_STORAGE,
+    SHAPES,
+    bytes_moved,
+    parse_shape,
+    shape_of,
+)
+from result_files import load_results  # noqa: E402
+from torch_graphs import run_torch  # noqa: E402
+
+from wgslgen.atomic import atomic_write_text  # noqa: E402
+from wgslgen.errors import WgslgenError  # noqa: E402
+from wgslgen.tune.bench import SPIN_UP_S  # noqa: E402
+
 FLOOR_KERNELS = ROOT / "benchmarks" / "kernels"
 
-# The issue's shapes: (head_dim, n_heads, n_kv_heads, history_len).
-SHAPES = [(256, 8, 4, 4096), (256, 8, 4, 1024), (256, 8, 1, 4096), (128, 32, 8, 4096)]
-# math → wgslgen kernels that compute it (the first kernel's baseline is the baseline).
-FAMILIES = {
-    "bwd_dq": ["attention_bwd_dq", "attention_bwd_dq_split"],
-    "bwd_dkv": ["attention_bwd_dkv"],
-    "forward": ["attention", "attention_split"],
-    "probs": ["attention_probs"],
-}
-FORWARD = {"attention", "attention_split", "attention_probs"}
 # Single-workgroup-per-head kernels are 10-100x slower than the split ones and have many
 # variants: only these (plus the baseline) are timed.
 SINGLE_PASS_ONLY = {"max_history": 0, "workgroup_size": 256}
-KV_OF_STORAGE = {"f32": "f32", "f16": "f16", "pf16": "f16"}
-
-
-def shape_of(kernel: str, s: tuple[int, int, int, int]) -> dict[str, int]:
-    d, h, g, n = s
-    shape = {"head_dim": d, "n_heads": h, "n_kv_heads": g, "history_len": n}
-    if kernel in FORWARD:
-        shape |= {"pos": n - 1, "window": 0}
-    return shape
-
-
-def bytes_moved(family: str, s: tuple[int, int, int, int], kv: str) -> int:
-    """The bytes the math must read and write at least once (f32 except K/V)."""
-    d, h, g, n = s
-    kvb = 4 if kv == "f32" else 2
-    hist = n * g * d * kvb
-    if family == "bwd_dq":  # K, V, probs, d_out → d_scores, d_q
-        return 2 * hist + 4 * (2 * h * n + 2 * h * d)
-    if family == "bwd_dkv":  # q, d_out, probs, d_scores → d_k, d_v
-        return 2 * hist + 4 * (2 * h * n + 2 * h * d)
-    if family == "forward":  # K, V, q → out
-        return 2 * hist + 4 * 2 * h * d
-    return hist + 4 * (h * d + h * n)  # probs: K, q → probs
-
-
-# ---------------------------------------------------------------- PyTorch
-
-
-def torch_fns(torch):
-    """The math of each family, GQA through views (no repeat_interleave copies)."""
-
-    def bwd_dq(k, v, probs, d_out):
-        n, g, d = k.shape
-        r = probs.shape[0] // g
-        do = d_out.view(g, r, d).to(k.dtype)
-        d_probs = torch.einsum("grd,ngd->grn", do, v).float().view(g * r, n)
-        sum_pd = (probs * d_probs).sum(dim=1, keepdim=True)
-        d_scores = probs * (d_probs - sum_pd)
-        dq = torch.einsum("grn,ngd->grd", d_scores.view(g, r, n).to(k.dtype), k)
-        return d_scores, dq.float().view(g * r, d)
-
-    def bwd_dkv(q, d_out, probs, d_scores, kv_dtype):
-        h, d = q.shape
-        g = kv_dtype[1]
-        r = h // g
-        ds = d_scores.view(g, r, -1)
-        p = probs.view(g, r, -1)
-        dk = torch.einsum("grn,grd->ngd", ds, q.view(g, r, d))
-        dv = torch.einsum("grn,grd->ngd", p, d_out.view(g, r, d))
-        return dk.to(kv_dtype[0]), dv.to(kv_dtype[0])
-
-    def probs_of(k, q, pos):
-        n, g, d = k.shape
-        r = q.shape[0] // g
-        s = torch.einsum("grd,ngd->grn", q.view(g, r, d).to(k.dtype), k).float()
-        s = s.view(g * r, n)
-        j = torch.arange(n, device=k.device)
-        return torch.softmax(s.masked_fill(j > pos, float("-inf")), dim=1)
-
-    def forward(k, v, q, pos):
-        n, g, d = k.shape
-        r = q.shape[0] // g
-        p = probs_of(k, q, pos).view(g, r, n).to(v.dtype)
-        return torch.einsum("grn,ngd->grd", p, v).float().view(g * r, d)
-
-    # The same math with GQA as materialised copies (torch.repeat_interleave), as written in
-    # the earlier benchmark: torch.compile fuses it differently, sometimes faster.
-    def bwd_dq_rep(k, v, probs, d_out):
-        rep = probs.shape[0] // k.shape[1]
-        kk, vv = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
-        d_probs = torch.einsum("hd,nhd->hn", d_out.to(k.dtype), vv).float()
-        sum_pd = (probs * d_probs).sum(dim=1, keepdim=True)
-        d_scores = probs * (d_probs - sum_pd)
-        return d_scores, torch.einsum("hn,nhd->hd", d_scores.to(k.dtype), kk).float()
-
-    def probs_rep(k, q, pos):
-        kk = k.repeat_interleave(q.shape[0] // k.shape[1], dim=1)
-        s = torch.einsum("hd,nhd->hn", q.to(k.dtype), kk).float()
-        j = torch.arange(s.shape[1], device=k.device)
-        return torch.softmax(s.masked_fill(j > pos, float("-inf")), dim=1)
-
-    def forward_rep(k, v, q, pos):
-        vv = v.repeat_interleave(q.shape[0] // k.shape[1], dim=1)
-        return torch.einsum("hn,nhd->hd", probs_rep(k, q, pos).to(v.dtype), vv).float()
-
-    return {
-        "bwd_dq": {"einsum": bwd_dq, "repeat": bwd_dq_rep},
-        "bwd_dkv": {"einsum": bwd_dkv},
-        "forward": {"einsum": forward, "repeat": forward_rep},
-        "probs": {"einsum": probs_of},
-    }
-
-
-def torch_args(torch, family, s, kv):
-    d, h, g, n = s
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    dt = torch.float32 if kv == "f32" else torch.float16
-
-    def r(*size, dtype=torch.float32):
-        return torch.randn(*size, device="cuda", generator=gen).to(dtype)
-
-    probs = torch.softmax(r(h, n), dim=1)
-    if family == "bwd_dq":
-        return (r(n, g, d, dtype=dt), r(n, g, d, dtype=dt), probs, r(h, d))
-    if family == "bwd_dkv":
-        return (r(h, d), r(h, d), probs, r(h, n), (dt, g))
-    if family == "forward":
-        return (r(n, g, d, dtype=dt), r(n, g, d, dtype=dt), r(h, d), n - 1)
-    return (r(n, g, d, dtype=dt), r(h, d), n - 1)
-
-
-def spin_up(torch, graph, seconds: float) -> None:
-    """Replay ``graph`` back to back for ``seconds``: the same clock ramp our side gets."""
-    # Compiling leaves the GPU idle for seconds and the driver lowers the SM clock; 100 replays
-    # (~2 ms) would be timed before it comes back (wgslgen.tune.bench.SPIN_UP_S says why).
-    end = time.perf_counter() + seconds
-    while True:
-        for _ in range(32):
-            graph.replay()
-        torch.cuda.synchronize()
-        if time.perf_counter() >= end:
-            return
-
-
-def graph_times(torch, fn, args, reps, flush, spin_up_s):
-    """Capture fn(*args) in a CUDA graph; per-replay CUDA-event times, warm and cold (µs)."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn(*args)
-    torch.cuda.current_stream().wait_stream(stream)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn(*args)
-    out = {}
-    for mode in ("warm", "cold"):
-        spin_up(torch, graph, spin_up_s)
-        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-              for _ in range(reps)]  # fmt: skip
-        torch.cuda.synchronize()
-        for start, end in ev:  # queued ahead of the GPU: no CPU gap inside an interval
-            if mode == "cold":
-                flush.zero_()
-            start.record()
-            graph.replay()
-            end.record()
-        torch.cuda.synchronize()
-        samples = [s.elapsed_time(e) * 1e3 for s, e in ev]
-        q = statistics.quantiles(samples, n=4)
-        out[mode] = {"median_us": statistics.median(samples), "iqr_us": q[2] - q[0]}
-    return out
-
-
-def run_torch(args) -> dict:
-    import torch
-
-    flush = torch.empty(args.l2_flush, dtype=torch.uint8, device="cuda")
-    fns = torch_fns(torch)
-    rows = []
-    for family in args.families:
-        for s in SHAPES:
-            for kv in ("f32", "f16"):
-                a = torch_args(torch, family, s, kv)
-                row = {"family": family, "shape": list(s), "kv": kv}
-                for mode in ("eager", "compile"):
-                    forms = {}
-                    for form, fn in fns[family].items():
-                        t0 = time.perf_counter()
-                        if mode == "compile":
-                            torch._dynamo.reset()
-                            fn = torch.compile(fn, dynamic=False)
-                        try:
-                            forms[form] = graph_times(
-                                torch, fn, a, args.reps, flush, args.spin_up_s
-                            )
-                        except Exception as exc:  # a failure is reported, never hidden
-                            forms[form] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-                        forms[form]["setup_s"] = round(time.perf_counter() - t0, 1)
-                    # The best form per measurement (warm and cold may differ).
-                    best = {}
-                    for m in ("warm", "cold"):
-                        ok = [(f, r[m]) for f, r in forms.items() if m in r]
-                        if ok:
-                            f, r = min(ok, key=lambda x: x[1]["median_us"])
-                            best[m] = {**r, "form": f}
-                    row[mode] = {**best, "forms": forms}
-                print(json.dumps(row), flush=True)
-                rows.append(row)
-    return {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-            "l2_flush_bytes": args.l2_flush, "reps": args.reps, "spin_up_s": args.spin_up_s,
-            "results": rows}  # fmt: skip
 
 
 # ---------------------------------------------------------------- wgslgen
@@ -346,7 +156,8 @@ def table(torch_data: dict, ours: dict, bandwidth: float) -> str:
                 "| torch eager graph | torch.compile graph | floor "
                 "| ours ÷ best torch (warm / cold) | cold ÷ floor |",
                 "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
-        for s in SHAPES:
+        # the shapes the rows were timed at (fair_attention.py --shape), in order
+        for s in dict.fromkeys(tuple(r["shape"]) for r in fam_rows):
             for kv in ("f32", "f16"):
                 rows = [r for r in fam_rows if tuple(r["shape"]) == s]
                 base = next((r for r in rows if r["baseline"]), None)
@@ -409,16 +220,31 @@ def main() -> int:
     )  # fmt: skip
     ap.add_argument("--l2-flush", type=int, default=256 << 20, help="torch: bytes written")
     ap.add_argument("--bandwidth", type=float, default=4.3e12, help="table: bytes/s")
-    ap.add_argument("--shape", action="append", help="d,H,KV,N (repeatable; default: the issue's)")
+    ap.add_argument(
+        "--shape", action="append", type=parse_shape,
+        help="d,H,KV,N (repeatable; default: the issue's)",
+    )  # fmt: skip
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.shape:
-        SHAPES[:] = [tuple(int(x) for x in s.split(",")) for s in args.shape]
+        SHAPES[:] = args.shape
     if args.what == "table":
-        t, o = (json.loads(Path(f).read_text()) for f in args.files)
-        print(table(t, o, args.bandwidth))
-        return 1 if o["failures"] else 0
-    data = run_torch(args) if args.what == "torch" else run_ours(args)
+        if len(args.files) != 2:
+            ap.error("table takes torch.json ours.json")
+        t, o = (load_results(f, "fair_attention") for f in args.files)
+        try:
+            print(table(t, o, args.bandwidth))
+        except KeyError as exc:
+            raise SystemExit(
+                f"fair_attention: a row of {' '.join(args.files)} lacks {exc} "
+                "(another version's file?)"
+            ) from None
+        return 1 if o.get("failures") else 0
+    try:
+        data = run_torch(args) if args.what == "torch" else run_ours(args)
+    except WgslgenError as exc:  # no such adapter, a worker that died: one line
+        print(f"fair_attention: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         atomic_write_text(Path(args.json), json.dumps(data, indent=1))
     if args.what == "ours" and data["failures"]:

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from fair_attention import shape_of  # noqa: E402
+from attention_shapes import shape_of  # noqa: E402
 
 from wgslgen.atomic import atomic_write_text  # noqa: E402
 from wgslgen.errors import WgslgenError  # noqa: E402

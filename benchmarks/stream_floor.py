@@ -36,7 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from fair_attention import FAMILIES, FLOOR_KERNELS, SHAPES, bytes_moved  # noqa: E402
+from attention_shapes import FAMILIES, SHAPES, bytes_moved, parse_shape  # noqa: E402
+from fair_attention import FLOOR_KERNELS  # noqa: E402
+from result_files import load_results  # noqa: E402
 
 from wgslgen.atomic import atomic_write_text  # noqa: E402
 from wgslgen.errors import WgslgenError  # noqa: E402
@@ -150,7 +152,8 @@ def table(stream: dict, ours: dict, torch_data: dict | None) -> str:
         out += [f"### {family}", "",
                 "| shape (d, H, KV, N) | K/V | MB | floor (variant) | best ours | ours ÷ floor "
                 "| target | target ÷ floor |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-        for s in SHAPES:
+        # the shapes the rows were timed at (fair_attention.py --shape), in order
+        for s in dict.fromkeys(tuple(r["shape"]) for r in fam_rows):
             for kv in KV_DTYPES:
                 rows = [r for r in fam_rows if tuple(r["shape"]) == s and r["kv"] == kv]
                 f = fl.get(bytes_moved(family, s, kv))
@@ -172,26 +175,6 @@ def table(stream: dict, ours: dict, torch_data: dict | None) -> str:
     return "\n".join(out)
 
 
-def _shape(text: str) -> tuple[int, int, int, int]:
-    """``d,H,KV,N`` as four integers (an argparse type)."""
-    try:
-        d, h, kv, n = (int(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: want d,H,KV,N (four integers)") from None
-    return d, h, kv, n
-
-
-def _load(path: str) -> dict:
-    """A stream_floor.py or fair_attention.py JSON output, or a one-line exit naming the file."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise SystemExit(f"stream_floor: {path}: not readable as JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise SystemExit(f"stream_floor: {path}: no 'results' list: not an output of this script")
-    return data
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("what", choices=["measure", "table"])
@@ -200,8 +183,9 @@ def main() -> int:
     ap.add_argument("--adapter", default="gpu")
     ap.add_argument("--budget-s", type=float, default=0.05, help="measure: bench time per figure")
     ap.add_argument(
-        "--shape", action="append", type=_shape, help="d,H,KV,N (repeatable; default: the issue's)"
-    )
+        "--shape", action="append", type=parse_shape,
+        help="d,H,KV,N (repeatable; default: the issue's)",
+    )  # fmt: skip
     ap.add_argument("--json", help="measure: write the rows here")
     args = ap.parse_args()
     if args.shape:
@@ -214,7 +198,7 @@ def main() -> int:
             return 2
     if len(args.files) not in (2, 3):
         ap.error("table takes stream.json ours.json [torch.json]")
-    stream, ours, *rest = (_load(f) for f in args.files)
+    stream, ours, *rest = (load_results(f, "stream_floor") for f in args.files)
     try:
         print(table(stream, ours, rest[0] if rest else None))
     except KeyError as exc:

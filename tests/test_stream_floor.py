@@ -86,7 +86,7 @@ def test_the_floor_is_the_fastest_variant_warm_and_cold_apart() -> None:
 
 
 def test_the_table_sets_ours_and_half_of_torch_against_the_floor() -> None:
-    from fair_attention import bytes_moved
+    from attention_shapes import bytes_moved
 
     s = (256, 8, 4, 4096)
     n = bytes_moved("bwd_dq", s, "f16")
@@ -124,7 +124,7 @@ def _script(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_bad_files_and_shapes_are_named_in_one_line(tmp_path: Path) -> None:
-    from fair_attention import bytes_moved
+    from attention_shapes import bytes_moved
 
     good = tmp_path / "stream.json"
     n = bytes_moved("forward", (256, 8, 4, 4096), "f16")

@@ -1,0 +1,17 @@
+"""Reading benchmark JSON outputs back: a bad file is one line naming it, not a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def load_results(path: str | Path, script: str) -> dict:
+    """A benchmark's JSON output with its ``results`` list, or a one-line exit naming the file."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"{script}: {path}: not readable as JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise SystemExit(f"{script}: {path}: no 'results' list: not an output of a benchmark")
+    return data
