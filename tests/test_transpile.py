@@ -98,10 +98,14 @@ def test_whole_library_to_spirv_passes_spirv_val(capsys, tmp_path: Path, naga: N
         assert path.read_bytes()[:4] == bytes.fromhex("03022307")  # SPIR-V magic
         done = _spirv_val(path)  # checked again here, not only through the report
         assert done.returncode == 0, f"{path.name}: {done.stdout}{done.stderr}"
-    # Only SPIR-V files, one per variant; temporary files of the atomic writes are gone.
+    # Only SPIR-V files, one per variant, and the ledger listing them; temporary files of the
+    # atomic writes are gone.
+    spirv = sorted(f"{r.name}.spv" for r in readable if r.relpath not in subgroup)
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == sorted(
-        f"{r.name}.spv" for r in readable if r.relpath not in subgroup
+        [*spirv, "wgslgen-transpiled.json"]
     )
+    ledger = json.loads((tmp_path / "wgslgen-transpiled.json").read_text())
+    assert sorted(Path(f).name for f in ledger["files"]) == spirv
     # Batched translation: the whole library in well under 30 s (one Node process per
     # variant took about 5 minutes).
     assert elapsed < 30, f"took {elapsed:.1f} s"
@@ -111,6 +115,8 @@ def test_every_target_and_glsl_without_f16_is_unsupported(capsys, tmp_path: Path
     stale = tmp_path / "attention_bwd_dq" / "attention_bwd_dq__wg64_mh1024_sf16_wf32.comp.glsl"
     stale.parent.mkdir(parents=True)
     stale.write_text("// from an earlier run\n")
+    ledger = {"generator": "wgslgen transpile", "files": [stale.relative_to(tmp_path).as_posix()]}
+    (tmp_path / "wgslgen-transpiled.json").write_text(json.dumps(ledger))
     code, report = _transpile(capsys, *F16_VARIANT, "--out", str(tmp_path))
     assert code == 0  # "unsupported" is not a failure
     results = {r["variant"].split("__")[1]: r["targets"] for r in report["results"]}
@@ -345,3 +351,48 @@ def test_bulk_translate_that_cannot_start_fails_every_source_once(tmp_path: Path
         for e in errors
     )
     assert "cannot start" in errors[0].diagnostic
+
+
+# -- the output folder: only what wgslgen transpile wrote is replaced or removed ---------
+
+
+def test_out_folder_is_written_only_where_the_ledger_allows(
+    capsys, tmp_path: Path, monkeypatch
+) -> None:
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    shutil.copy(SEED, kernels / "seed.wgsl")
+    args = ["--templates", str(kernels), "--to", "spv"]
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("mine")
+    code = main(["transpile", *args, "--out", str(theirs)])
+    assert code == 2 and "holds no wgslgen-transpiled.json" in capsys.readouterr().err
+    assert [p.name for p in theirs.iterdir()] == ["notes.txt"]
+    monkeypatch.chdir(tmp_path)  # the current folder, and one that holds it, are refused
+    for out in (".", ".."):
+        assert main(["transpile", *args, "--out", out]) == 2
+        assert "refusing to transpile into the current folder" in capsys.readouterr().err
+
+    out = tmp_path / "out"
+    code, report = _transpile(capsys, *args, "--out", str(out))
+    assert code == 0 and (out / "seed" / "seed.spv").is_file()
+    assert report["results"][0]["targets"]["spv"]["path"] == str(out / "seed" / "seed.spv")
+    ledger = json.loads((out / "wgslgen-transpiled.json").read_text())
+    assert ledger["files"] == ["seed/seed.spv"]
+    (out / "notes.txt").write_text("mine")  # a user's file beside ours
+    # the kernel now fails to compile: its old SPIR-V (ours, listed) goes, the notes stay
+    shutil.copy(WGSL / "type_error.wgsl", kernels / "seed.wgsl")
+    code, _ = _transpile(capsys, *args, "--out", str(out))
+    assert code == 1 and not (out / "seed" / "seed.spv").exists()
+    assert (out / "notes.txt").read_text() == "mine"
+    assert json.loads((out / "wgslgen-transpiled.json").read_text())["files"] == []
+    # a user's file exactly where a translation would go is not overwritten
+    shutil.copy(SEED, kernels / "seed.wgsl")
+    (out / "seed" / "seed.spv").write_bytes(b"their own")
+    assert main(["transpile", *args, "--out", str(out)]) == 2
+    assert "seed.spv: exists and was not written by wgslgen transpile" in capsys.readouterr().err
+    assert (out / "seed" / "seed.spv").read_bytes() == b"their own"
+    (out / "wgslgen-transpiled.json").write_text("{")
+    assert main(["transpile", *args, "--out", str(out)]) == 2
+    assert "wgslgen-transpiled.json: not readable" in capsys.readouterr().err

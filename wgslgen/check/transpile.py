@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from wgslgen.atomic import atomic_write_bytes
+from wgslgen.check import transpile_ledger as ledger
 from wgslgen.check.engines.base import find_location
 from wgslgen.check.engines.naga import NagaEngine
 from wgslgen.check.engines.naga_translate import NagaTranslator, TranslationError
@@ -261,6 +262,7 @@ def transpile(
     False or None skips the check. ``on_progress(n)``: n more renderings translated.
     """
     out, targets = Path(out), _known_targets(targets)
+    ledger.check_folder(out)
     chosen = [r for r in rendered if r.family in NAGA_FAMILIES]
     skipped = [r.relpath for r in rendered if r.family not in NAGA_FAMILIES]
     engine = engine or NagaEngine()
@@ -274,15 +276,15 @@ def transpile(
     if exe:
         spirv = [(o, data) for o, t, _, data in files if t == "spv" and o.status == "ok"]
         _check_spirv_outcomes(exe, spirv)
+    owned = ledger.claim(out, [path for outcome, _, path, _ in files if outcome.status == "ok"])
     for outcome, _, path, data in files:
         if outcome.status == "ok":
             atomic_write_bytes(path, data)
             outcome.path = path
         else:
             stale.append(path)  # rejected SPIR-V is reported, never written
-    for path in stale:
-        # A file from an earlier run would pass for this run's output: remove it.
-        path.unlink(missing_ok=True)
+    # A file of an earlier run would pass for this run's output: removed, if the ledger has it.
+    ledger.release(out, owned, stale)
     return TranspileReport(
         results=results,
         targets=targets,

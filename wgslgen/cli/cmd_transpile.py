@@ -15,6 +15,7 @@ from wgslgen.check.transpile import (
     parse_targets,
     transpile,
 )
+from wgslgen.check.transpile_ledger import check_folder
 from wgslgen.cli.output import add_common_options, console, emit_json, print_table, progress
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.renderer import RenderedVariant, render_families
@@ -38,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=Path,
         default=DEFAULT_OUT,
         metavar="DIR",
-        help=f"output folder (default: {DEFAULT_OUT}/); files are <kernel>/<variant>.<ext>",
+        help=f"output folder (default: {DEFAULT_OUT}/): new, empty or one transpile wrote; "
+        "files are <kernel>/<variant>.<ext>, listed in its wgslgen-transpiled.json",
     )
     p.set_defaults(run=run)
 
@@ -58,6 +60,7 @@ def _renderings(args: argparse.Namespace) -> list[RenderedVariant]:
 def run(args: argparse.Namespace) -> int:
     """Translate, write, report; exit 1 when a translation failed or spirv-val rejected one."""
     targets = parse_targets(args.to)
+    check_folder(args.out)  # before any work: a refused folder costs nothing
     rendered = _renderings(args)
     total = sum(1 for r in rendered if r.family in NAGA_FAMILIES)
     with progress("translating", total, enabled=not args.json) as bar:
