@@ -49,11 +49,12 @@ def test_config_is_found_walking_up_and_paths_are_relative_to_it(tmp_path: Path)
 
 
 def test_config_typo_names_the_file_and_the_valid_keys(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.wgslgen]\noutptu = "gen"\n')
+    text = '[project]\nname = "x"\n\n[tool.wgslgen]\noutptu = "gen"\n'  # the typo: line 5
+    (tmp_path / "pyproject.toml").write_text(text)
     with pytest.raises(WgslgenError) as info:
         load_project(tmp_path)
     text = str(info.value)
-    assert text.startswith(f"{tmp_path / 'pyproject.toml'}: unknown key(s) outptu in ")
+    assert text.startswith(f"{tmp_path / 'pyproject.toml'}:5: unknown key(s) outptu in ")
     assert "[tool.wgslgen]; valid: adapter, bundled, db, output," in text
 
 

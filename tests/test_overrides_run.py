@@ -133,10 +133,14 @@ def test_an_override_not_declared_is_not_a_pipeline_constant(tmp_path: Path) -> 
 
 
 def test_a_value_that_is_not_a_number_names_the_key(tmp_path: Path) -> None:
-    variant = load_kernel(_kernel(tmp_path, wg="workgroup_size > 32")).variants[0]
+    folder = _kernel(tmp_path, wg="workgroup_size > 32")
+    variant = load_kernel(folder).variants[0]
     with pytest.raises(WgslgenError) as info:
         _ = variant.override_values
-    assert "kernel.toml: overrides.wg: must be a number, got False for ovr__wg32" in str(info.value)
+    lines = (folder / "kernel.toml").read_text().splitlines()
+    line = 1 + next(i for i, text in enumerate(lines) if text.startswith("wg = "))
+    expected = f"kernel.toml:{line}: overrides.wg: must be a number, got False for ovr__wg32"
+    assert expected in str(info.value)
 
 
 def test_test_runs_the_pipelines_with_the_values(capsys, tmp_path: Path) -> None:

@@ -100,14 +100,14 @@ def test_plain_wgsl_file_is_a_kernel_without_axes() -> None:
         ({"test": {"tolerance": [{"rtol": 1e-3}]}}, "test.tolerance[0] lacks 'atol'"),
         (
             {"test": {"tolerance": [{"rtol": 1, "atol": 1, "wen": "x"}]}},
-            "unknown key(s) wen in [test.tolerance]; valid: atol, rtol, when",
+            "unknown key(s) wen in test.tolerance[0]; valid: atol, rtol, when",
         ),
         ({"pass": [{"entry_point": "a b", "dispatch": ["1"]}]}, "pass[0].entry_point must be"),
         ({"kernel": [1]}, "[kernel]: must be a table, got [1]"),
     ],
 )
 def test_schema_names_the_key_at_fault(change: dict, expected: str) -> None:
-    from wgslgen.spec.schema import parse
+    from wgslgen.spec.schema_errors import parse
 
     with pytest.raises(WgslgenError) as info:
         parse(change, Path("k/kernel.toml"))
@@ -183,3 +183,49 @@ def test_kernel_format_doc_covers_every_lib_macro() -> None:
     assert len(macros) >= 10
     missing = [m for m in macros if f"**`{m}(" not in text]
     assert not missing
+
+
+# --- a typo in a real kernel.toml: the line it is on, and what was meant ----------------------
+
+
+def _scale_with(tmp_path: Path, old: str, new: str, file: str = "kernel.toml") -> Path:
+    import shutil
+
+    folder = tmp_path / "scale"
+    shutil.copytree(GOOD_KERNELS / "scale", folder)
+    text = (folder / file).read_text()
+    assert old in text
+    (folder / file).write_text(text.replace(old, new, 1))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # the second axis's typo: its line and its index
+        ('key = "s"', 'key = "s"\nbasline = "f32"', ":16: unknown key(s) basline in axis[1]; "
+         "valid:"),
+        ("baseline = 64", 'baseline = "64"', ":11: axis[0] (workgroup_size): baseline '64' is not "
+         "in values: write it as values do"),
+        ("values = [32, 64, 128]", 'values = [32, "64", 128]', ":10: axis[0] (workgroup_size): "
+         "values mix numbers and quoted numbers ('64'): write 64 without quotes"),
+        ('type = "storage"', 'type = "f64"', ":25: binding[0].type 'f64' is not a type: use f32, "),
+        ("pad_to = 16", 'pad_to = "16"', ":21: [uniform].pad_to: must be an integer"),
+    ],
+)  # fmt: skip
+def test_kernel_toml_errors_name_the_line(
+    tmp_path: Path, old: str, new: str, expected: str
+) -> None:
+    folder = _scale_with(tmp_path, old, new)
+    with pytest.raises(WgslgenError) as info:
+        discover([folder])
+    assert str(info.value).startswith(f"{folder / 'kernel.toml'}{expected}"), str(info.value)
+
+
+def test_a_misspelled_import_names_the_template_line(tmp_path: Path) -> None:
+    folder = _scale_with(tmp_path, "", '{% import "_lib/reduc.wgsl.j2" as r %}\n', "scale.wgsl.j2")
+    with pytest.raises(WgslgenError) as info:
+        _load_and_render(folder)
+    assert str(info.value) == (
+        f"{folder / 'scale.wgsl.j2'}:1: template '_lib/reduc.wgsl.j2' not found"
+    )

@@ -122,7 +122,10 @@ def test_an_override_that_is_not_a_number_is_a_spec_error(capsys, tmp_path: Path
     code = main(["validate", "--no-cache", "--templates", str(templates), "--engines", "naga"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "kernel.toml: overrides.wg: must be a number, got False for tiled__t32" in err
+    # the line of `wg = "tile > 32"` in the kernel.toml
+    lines = next(templates.rglob("kernel.toml")).read_text().splitlines()
+    line = 1 + lines.index('wg = "tile > 32"')
+    assert f"kernel.toml:{line}: overrides.wg: must be a number, got False for tiled__t32" in err
     assert "Traceback" not in err
 
 

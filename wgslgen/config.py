@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 from wgslgen.errors import WgslgenError
 from wgslgen.spec.kernel import read_toml
 from wgslgen.spec.loader import DEFAULT_TEMPLATES
-from wgslgen.spec.schema import to_error
+from wgslgen.spec.schema_errors import to_error
 
 CONFIG_FILE = "wgslgen.toml"
 SECTION = "[tool.wgslgen]"
@@ -93,7 +93,8 @@ def load_project(start: Path | None = None) -> Project:
     try:
         cfg = ProjectTable.model_validate(table)
     except ValidationError as exc:
-        text = str(to_error(exc, path, ProjectTable))
+        inside = () if path.name == CONFIG_FILE else ("tool", "wgslgen")
+        text = str(to_error(exc, path, ProjectTable, inside))
         if path.name != CONFIG_FILE:
             text = text.replace("[top level]", SECTION)
         raise WgslgenError(text) from None

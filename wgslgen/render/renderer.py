@@ -196,7 +196,9 @@ def _render_text(variant: Variant, family: str, marked: bool) -> str:
             f"{where}: template syntax error: {exc.message} (variant {variant.name})"
         ) from None
     except jinja2.TemplateNotFound as exc:
-        raise WgslgenError(f"{spec.template_path}: template {exc.name!r} not found") from None
+        raise WgslgenError(
+            f"{_line_naming(spec.template_path, exc.name)}: template {exc.name!r} not found"
+        ) from None
     except (BudgetExceeded, TemplateRefused, TemplateFailed) as exc:
         where = getattr(exc, "where", None) or _template_frame(exc, spec)
         raise WgslgenError(f"{where}: {exc} (variant {variant.name})") from None
@@ -205,6 +207,17 @@ def _render_text(variant: Variant, family: str, marked: bool) -> str:
             f"{_template_frame(exc, spec)}: {type(exc).__name__}: {exc} "
             f"(variant {variant.name}: {', '.join(f'{k}={v}' for k, v in variant.param_items)})"
         ) from None
+
+
+def _line_naming(path: Path, name: str) -> str:
+    """``path:line`` of the first line of the template that names ``name`` in quotes."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return str(path)
+    quoted = (f'"{name}"', f"'{name}'")
+    number = next((i for i, line in enumerate(lines, 1) if any(q in line for q in quoted)), None)
+    return f"{path}:{number}" if number else str(path)
 
 
 def _template_frame(exc: BaseException, spec: KernelSpec) -> str:

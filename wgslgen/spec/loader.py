@@ -23,6 +23,9 @@ from wgslgen.spec.kernel import (
     read_toml,
 )
 from wgslgen.spec.schema import SAFE_NAME
+from wgslgen.spec.schema_errors import parse
+from wgslgen.spec.schema_errors import where as schema_where
+from wgslgen.spec.toml_lines import located
 
 
 def bundled_templates() -> Path:
@@ -154,7 +157,7 @@ def load_kernel(folder: Path) -> KernelSpec:
     """Parse ``folder/kernel.toml`` into a KernelSpec, naming the key at fault on error."""
     path = folder / "kernel.toml"
     raw = read_toml(path)
-    doc = schema.parse(raw, path)
+    doc = parse(raw, path)
     kernel = doc.kernel
     name = kernel.name or folder.name
     _check_safe_name(name, f"{path}: [kernel].name")
@@ -168,7 +171,7 @@ def load_kernel(folder: Path) -> KernelSpec:
     )
     axis_names = [a.name for a in axes]
     constraints = tuple(
-        compile_expression(c, f"{path}: constraints[{i}]", axis_names)
+        compile_expression(c, _at(path, "constraints", i), axis_names)
         for i, c in enumerate(doc.constraints)
     )
     uniform = _parse_uniform(doc.uniform, path)
@@ -193,7 +196,7 @@ def load_kernel(folder: Path) -> KernelSpec:
         reference_path=reference if reference.is_file() else None,
         raw=raw,
         overrides=tuple(
-            (name, compile_expression(text, f"{path}: overrides.{name}", axis_names))
+            (name, compile_expression(text, _at(path, "overrides", name), axis_names))
             for name, text in doc.overrides.items()
         ),
     )
@@ -236,6 +239,12 @@ def _parse_bindings(
             )
         taken[(b.group, number)] = b.name
         next_binding = number + 1
+        if b.type not in ENCODINGS and b.type.isidentifier() and b.type not in axis_names:
+            raise WgslgenError(
+                f"{_at(path, 'binding', i, 'type')} {b.type!r} is not "
+                f"a type: use {', '.join(ENCODINGS)} or an expression over the axes "
+                f"({', '.join(axis_names) or 'none'})"
+            )
         encoding = (
             b.type
             if b.type in ENCODINGS
@@ -259,7 +268,8 @@ def _parse_problem(
     scope = [*axis_names, *sizes]
     derived = []
     for name, text in table.derived.items():
-        derived.append((name, compile_expression(text, f"{path}: problem.derived.{name}", scope)))
+        where = _at(path, "problem", "derived", name)
+        derived.append((name, compile_expression(text, where, scope)))
         scope.append(name)
     if uniform is not None:
         for f in uniform.fields:
@@ -269,29 +279,34 @@ def _parse_problem(
                     f"sizes: {', '.join(sizes)}"
                 )
     preconditions = tuple(
-        compile_expression(p, f"{path}: problem.preconditions[{i}]", scope)
+        compile_expression(p, _at(path, "problem", "preconditions", i), scope)
         for i, p in enumerate(table.preconditions)
     )
     if doc.passes:
-        passes = [(f"pass[{i}]", p.entry_point, p.dispatch) for i, p in enumerate(doc.passes)]
+        passes = [(("pass", i), p.entry_point, p.dispatch) for i, p in enumerate(doc.passes)]
     elif table.dispatch is None:
         raise WgslgenError(f"{path}: [problem].dispatch needs 1 to 3 expressions")
     else:
-        passes = [("problem", doc.kernel.entry_point or "main", table.dispatch)]
+        passes = [(("problem",), doc.kernel.entry_point or "main", table.dispatch)]
     parsed = tuple(
-        Pass(entry, tuple(_expressions(dispatch, f"{path}: {where}.dispatch", scope)))
+        Pass(entry, tuple(_expressions(dispatch, path, (*where, "dispatch"), scope)))
         for where, entry, dispatch in passes
     )
     counts = tuple(
-        (b.name, compile_expression(b.count, f"{path}: binding {b.name!r}.count", scope))
-        for b in bindings
+        (b.name, compile_expression(b.count, _at(path, "binding", i, "count"), scope))
+        for i, b in enumerate(bindings)
     )
     return ProblemSpec(sizes, tuple(derived), preconditions, parsed, counts)
 
 
-def _expressions(texts: list[str], where: str, scope: list[str]):
+def _at(path: Path, *loc: str | int) -> str:
+    """``file:line: key`` for messages about the key at ``loc`` (``problem.derived.alpha``)."""
+    return f"{located(path, loc)}: {schema_where(loc)}"
+
+
+def _expressions(texts: list[str], path: Path, loc: tuple[str | int, ...], scope: list[str]):
     for i, text in enumerate(texts):
-        yield compile_expression(text, f"{where}[{i}]", scope)
+        yield compile_expression(text, _at(path, *loc, i), scope)
 
 
 def _parse_shapes(shapes: list[dict[str, Any]], problem, path: Path, section: str):
@@ -300,14 +315,14 @@ def _parse_shapes(shapes: list[dict[str, Any]], problem, path: Path, section: st
             bad = sorted(set(shape) ^ set(problem.sizes))
             if bad:
                 raise WgslgenError(
-                    f"{path}: {section}.shapes[{i}] must set exactly {', '.join(problem.sizes)}; "
-                    f"wrong: {', '.join(bad)}"
+                    f"{_at(path, section, 'shapes', i)} must set exactly "
+                    f"{', '.join(problem.sizes)}; wrong: {', '.join(bad)}"
                 )
         yield dict(shape)  # integers stay int; a float parameter (e.g. eps) stays float
 
 
 def _parse_tolerances(tables: list[schema.ToleranceTable], axis_names: list[str], path: Path):
     for i, t in enumerate(tables):
-        where = f"{path}: test.tolerance[{i}]"
+        where = _at(path, "test", "tolerance", i)
         when = None if t.when is None else compile_expression(t.when, f"{where}.when", axis_names)
         yield Tolerance(when, float(t.rtol), float(t.atol))

@@ -10,7 +10,6 @@ scope, binding numbers, shapes against the sizes).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -22,22 +21,20 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
-    ValidationError,
     WithJsonSchema,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
-
-from wgslgen.errors import WgslgenError
 
 # Names and keys end up in file names under generated/: nothing that could leave it.
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.]+$")
 
 
-def _refuse(message: str) -> PydanticCustomError:
-    # The message is final text: to_error() prefixes the file and the key's location.
-    return PydanticCustomError("wgslgen", "{message}", {"message": message})
+def _refuse(message: str, key: str | None = None) -> PydanticCustomError:
+    # The message is final text: to_error() prefixes the file and the key's location; ``key``
+    # (a table's check about one of its keys) points the line at that key.
+    return PydanticCustomError("wgslgen", "{message}", {"message": message, "key": key})
 
 
 def _safe_name(value: str) -> str:
@@ -55,6 +52,14 @@ def _axis_value(value: Any) -> Any:
     if not SAFE_VALUE.match(str(value)):
         raise _refuse(f"{value!r} is not file-name safe (letters, digits, '_' and '.')")
     return value
+
+
+def _is_number_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _number(value: Any) -> Any:
@@ -151,9 +156,22 @@ class AxisTable(_Table):
     @model_validator(mode="after")
     def _values_fit(self) -> AxisTable:
         if len(set(self.values)) != len(self.values):
-            raise _refuse(f"({self.name}): values repeat")
+            raise _refuse(f"({self.name}): values repeat", "values")
+        quoted = [v for v in self.values if isinstance(v, str) and _is_number_text(v)]
+        if quoted and any(not isinstance(v, str) for v in self.values):
+            raise _refuse(
+                f"({self.name}): values mix numbers and quoted numbers ({quoted[0]!r}): "
+                f"write {quoted[0]} without quotes",
+                "values",
+            )
         if self.baseline is not None and self.baseline not in self.values:
-            raise _refuse(f"({self.name}): baseline {self.baseline!r} is not in values")
+            if str(self.baseline) in {str(v) for v in self.values}:
+                raise _refuse(
+                    f"({self.name}): baseline {self.baseline!r} is not in values: write it as "
+                    "values do (a number without quotes, a string with them)",
+                    "baseline",
+                )
+            raise _refuse(f"({self.name}): baseline {self.baseline!r} is not in values", "baseline")
         return self
 
 
@@ -191,7 +209,7 @@ class BindingTable(_Table):
     @model_validator(mode="after")
     def _scratch_writes(self) -> BindingTable:
         if self.scratch and self.access != "read_write":
-            raise _refuse(f"({self.name}): scratch = true needs access = read_write")
+            raise _refuse(f"({self.name}): scratch = true needs access = read_write", "scratch")
         return self
 
 
@@ -291,78 +309,7 @@ class KernelFile(_Table):
         return self
 
 
-def parse(raw: dict[str, Any], path: Path) -> KernelFile:
-    """Validate a parsed kernel.toml; the first problem becomes one WgslgenError."""
-    try:
-        return KernelFile.model_validate(raw)
-    except ValidationError as exc:
-        raise to_error(exc, path) from None
-
-
-def to_error(exc: ValidationError, path: Path, root: type[BaseModel] | None = None) -> WgslgenError:
-    """One line naming the file, the key and (for unknown keys) the valid ones.
-
-    ``root`` is the model validated (default KernelFile): it lists the valid keys.
-    """
-    errors = exc.errors(include_url=False)
-    extra = [e for e in errors if e["type"] == "extra_forbidden"]
-    if extra:
-        table = extra[0]["loc"][:-1]
-        keys = [e["loc"][-1] for e in extra if e["loc"][:-1] == table]
-        section = ".".join(str(p) for p in table if isinstance(p, str))
-        model = tables(root).get(section, root or KernelFile)
-        valid = sorted(_field_names(model))
-        return WgslgenError(
-            f"{path}: unknown key(s) {', '.join(map(str, keys))} in [{section or 'top level'}]; "
-            f"valid: {', '.join(valid)}"
-        )
-    first = errors[0]
-    loc = tuple(p for p in first["loc"] if not _is_union_tag(p))
-    if first["type"] == "missing" and isinstance(loc[-1], int):
-        return WgslgenError(f"{path}: {where(loc[:-1])} has too few items")
-    if first["type"] == "missing":
-        return WgslgenError(f"{path}: {where(loc[:-1])} lacks {loc[-1]!r}")
-    if first["type"] == "wgslgen":
-        text = first["ctx"]["message"]
-        return WgslgenError(f"{path}: {where(loc)} {text}" if loc else f"{path}: {text}")
-    what = _TYPE_TEXT.get(first["type"]) or first["msg"][:1].lower() + first["msg"][1:]
-    if first["type"] == "too_short":
-        what = f"needs at least {first['ctx']['min_length']} item(s)"
-    if first["type"] == "too_long":
-        what = f"takes at most {first['ctx']['max_length']} item(s)"
-    return WgslgenError(f"{path}: {where(loc)}: {what}, got {first.get('input')!r}")
-
-
-# pydantic's texts name Python types ("a valid dictionary or instance of KernelTable").
-_TYPE_TEXT = {
-    "dict_type": "must be a table",
-    "model_type": "must be a table",
-    "model_attributes_type": "must be a table",
-    "list_type": "must be an array",
-    "tuple_type": "must be an array",
-    "string_type": "must be a string",
-    "int_type": "must be an integer",
-    "bool_type": "must be true or false",
-}
-
-
-def _is_union_tag(part: Any) -> bool:
-    # pydantic adds the member type to the location of a union's errors ("int", "list[...]").
-    return isinstance(part, str) and ("[" in part or part in {"int", "str", "float", "bool"})
-
-
-def where(loc: tuple[Any, ...]) -> str:
-    """A location as kernel.toml authors read it: [kernel].name, axis[1].key, test.shapes[0]."""
-    if not loc:
-        return "top level"
-    head, *rest = loc
-    text = f"[{head}]" if head in {"kernel", "uniform", "problem"} else str(head)
-    for part in rest:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return text
-
-
-def _field_names(model: type[BaseModel]) -> list[str]:
+def field_names(model: type[BaseModel]) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items()]
 
 
