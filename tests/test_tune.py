@@ -70,6 +70,7 @@ def test_tune_two_shapes_prints_leaderboard_writes_db_and_selection(tuned):
     r = records[0]
     assert r.measurement.reps >= 5 and len(r.measurement.samples_ns) == r.measurement.reps
     assert r.measurement.l2_flush_bytes == 2 << 20 and r.versions["wgpu"]
+    assert r.versions["naga"].startswith("wgpu-native ")  # the naga that compiled it
     assert r.device_info["adapter_type"] == "CPU"
     entries = read_selection(tuned / "selection.json")
     assert sorted(e.shape for e in entries) == ["n=1000", "n=65536"]

@@ -39,8 +39,9 @@ def canonical_shape(shape: Mapping[str, object] | str) -> str:
     return format_shape(parse_shape(shape) if isinstance(shape, str) else shape)
 
 
-def current_versions(naga: str = "") -> dict[str, str]:
-    """The versions a record carries: wgslgen, wgpu (wgpu-py) and naga (given by the caller)."""
+def current_versions() -> dict[str, str]:
+    """The versions a record carries: wgslgen, wgpu (wgpu-py) and the naga that compiled the
+    timed shader (the one inside wgpu-native, named by wgpu-native's version)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -51,6 +52,11 @@ def current_versions(naga: str = "") -> dict[str, str]:
         wgpu = version("wgpu")
     except PackageNotFoundError:
         wgpu = "unknown"
+    try:
+        from wgpu.backends.wgpu_native import __version__ as native
+    except ImportError:
+        native = "unknown"
+    naga = f"wgpu-native {native}"
     return {"wgslgen": wgslgen, "wgpu": wgpu, "naga": naga}
 
 
