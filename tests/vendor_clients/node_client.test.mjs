@@ -11,7 +11,7 @@ const k = await import(process.env.WGSLGEN_VENDORED_JS);
 const cases = JSON.parse(readFileSync(process.env.WGSLGEN_CASES, "utf8"));
 const gpu = create([]);
 const adapter = await gpu.requestAdapter();
-const report = { adapter: adapter.info.vendor + "/" + adapter.info.architecture, ran: [], skipped: [], selected: {} };
+const report = { adapter: adapter.info.vendor + "/" + adapter.info.architecture, ran: [], skipped: [], selected: {}, derived: {} };
 
 function decode(bytes, encoding, n) {
   if (encoding === "f32") return Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, n));
@@ -21,6 +21,10 @@ function decode(bytes, encoding, n) {
 
 async function runCase(c) {
   const plan = k.planVariant(c.variant, c.shape);
+  for (const [name, want] of Object.entries(c.derived ?? {})) {  // wgslgen's own derived values
+    assert.equal(plan.scope[name], want, `${c.variant}: derived ${name}`);
+  }
+  report.derived[c.variant] = Object.fromEntries(Object.keys(c.derived ?? {}).map((n) => [n, plan.scope[n]]));
   const need = k.deviceRequirements(plan);
   const device = await (await gpu.requestAdapter()).requestDevice(need);  // an adapter makes one device
   const buffers = {};

@@ -34,6 +34,11 @@ for case in cases["runs"]:
             buffers[name] = device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC)
     kernels.run(device, plan, buffers)
     result = {"variant": case["variant"], "ok": True, "errors": {}}
+    for name, want in case.get("derived", {}).items():  # wgslgen's own derived values
+        if plan.scope[name] != want:
+            result["ok"] = False
+            result["errors"][name] = f"derived {plan.scope[name]!r} != wgslgen's {want!r}"
+    result["derived"] = {name: plan.scope[name] for name in case.get("derived", {})}
     for name, want in case["outputs"].items():
         raw = device.queue.read_buffer(buffers[name])
         got = np.frombuffer(raw, dtype=DTYPES[want["encoding"]])[: len(want["values"])]

@@ -8,6 +8,7 @@ bytes, dispatch and buffer/scratch sizes, every selector case, and every file's 
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 SHA256 = r"""
@@ -48,9 +49,36 @@ def _camel(name: str) -> str:
     return "".join(p.capitalize() for p in name.split("_"))
 
 
-def _shape(kernel: str, shape: dict) -> str:
-    fields = ", ".join(f"{k}: {v}" for k, v in sorted(shape.items()))
+def _value(v: int | float, floating: bool) -> str:
+    return repr(float(v)) if floating else str(v)
+
+
+def _fields(shape: dict, floats: set[str]) -> str:
+    return ", ".join(f"{k}: {_value(v, k in floats)}" for k, v in sorted(shape.items()))
+
+
+def _shape(kernel: str, shape: dict, floats: set[str] = frozenset()) -> str:
+    fields = _fields(shape, floats)
     return f"k::Shape::{_camel(kernel)}(k::{_camel(kernel)}Shape {{ {fields} }})"
+
+
+def _derived(c: dict, floats: set[str]) -> str:
+    """Asserts that the module's derived values are wgslgen's own (a float: bit for bit)."""
+    if not c.get("derived"):
+        return ""
+    shape = f"k::{_camel(c['kernel'])}Shape {{ {_fields(c['shape'], floats)} }}"
+    out = [f"\n    let v = k::{c['variant']}::vars(&{shape});"]
+    for name, want in sorted(c["derived"].items()):
+        if isinstance(want, float):
+            bits = struct.unpack("<Q", struct.pack("<d", want))[0]
+            out.append(
+                f"    assert_eq!((v.{name} as f64).to_bits(), {bits}u64, {json.dumps(c['variant'] + ' ' + name)});"
+            )
+        else:
+            out.append(
+                f"    assert_eq!(v.{name} as i64, {want}i64, {json.dumps(c['variant'] + ' ' + name)});"
+            )
+    return "\n".join(out)
 
 
 def _facts(name: str, a: dict) -> str:
@@ -68,19 +96,21 @@ def generate(vendored: Path, cases: dict, manifest: dict, module: str) -> str:
     """The text of conformance_test.rs for ``vendored``."""
     lines = [f'#[path = "{(vendored / "rust" / module).as_posix()}"]\nmod k;', SHA256]
     lines += [_facts(n, a) for n, a in sorted(cases["adapters"].items())]
+    floats = {v["kernel"]: set(v.get("float_sizes", ())) for v in manifest["variants"].values()}
     runs = []
     for c in cases["runs"]:
+        fl = floats.get(c["kernel"], set())
         dispatch = ", ".join(
             f"({json.dumps(e)}, [{x}, {y}, {z}])" for e, (x, y, z) in c["dispatch"]
         )
         sizes = ", ".join(f"({json.dumps(n)}, {s})" for n, s in c["buffer_sizes"].items())
         scratch = ", ".join(f"({json.dumps(n)}, {s})" for n, s in c["scratch_sizes"].items())
         runs.append(
-            f"    let p = k::plan_for({json.dumps(c['variant'])}, &{_shape(c['kernel'], c['shape'])}).unwrap();\n"
+            f"    let p = k::plan_for({json.dumps(c['variant'])}, &{_shape(c['kernel'], c['shape'], fl)}).unwrap();\n"
             f"    assert_eq!(hex(&p.uniform), {json.dumps(c['uniform_hex'])}, {json.dumps(c['variant'])});\n"
             f"    assert_eq!(p.dispatch, vec![{dispatch}]);\n"
             f"    let mut s = p.buffer_sizes.clone(); s.sort(); let mut w: Vec<(&str, u64)> = vec![{sizes}]; w.sort(); assert_eq!(s, w);\n"
-            f"    assert_eq!(p.scratch_sizes, vec![{scratch}]);"
+            f"    assert_eq!(p.scratch_sizes, vec![{scratch}]);" + _derived(c, fl)
         )
     lines.append('fn hex(b: &[u8]) -> String { b.iter().map(|x| format!("{:02x}", x)).collect() }')
     lines.append("#[test]\nfn runs_layouts_and_sizes() {\n" + "\n".join(runs) + "\n}")
@@ -90,7 +120,7 @@ def generate(vendored: Path, cases: dict, manifest: dict, module: str) -> str:
         rejected = ", ".join(json.dumps(r) for r in c["rejected"])
         label = f"{c['adapter']} {c['kernel']} {c['shape']}"
         sel.append(
-            f"    let r = k::select(&facts_{c['adapter'].replace('-', '_')}(), &{_shape(c['kernel'], c['shape'])});\n"
+            f"    let r = k::select(&facts_{c['adapter'].replace('-', '_')}(), &{_shape(c['kernel'], c['shape'], floats.get(c['kernel'], set()))});\n"
             f"    let (got, rej): (Option<&str>, Vec<&str>) = match &r {{ Ok(p) => (Some(p.variant), p.rejected.iter().map(|x| x.0).collect()), Err(e) => (None, e.rejected.iter().map(|x| x.0).collect()) }};\n"
             f'    assert_eq!((got, rej), ({want}, vec![{rejected}]), "{{}}", {json.dumps(label)});'
         )

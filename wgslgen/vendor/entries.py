@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import RenderedVariant
-from wgslgen.spec.kernel import Variant
-from wgslgen.vendor.expr import Tree, const, to_tree, to_value
+from wgslgen.spec.kernel import KernelSpec, Variant
+from wgslgen.vendor.expr import Tree, as_tree, const, is_float, to_int_tree, to_value
 
 # wgpu-py's feature names → the WebGPU standard's, which the manifest speaks (browsers, Dawn and
 # the generated runtimes read it; the Python runtime maps back to wgpu-py's names).
@@ -32,20 +33,33 @@ def shader_name(variant: str, family: str) -> str:
     return f"shaders/{variant}.wgsl" if family == "any" else f"shaders/{variant}.{family}.wgsl"
 
 
-def derived_trees(variant: Variant) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Derived values as trees in order, and the names that folded to constants."""
+def float_sizes(spec: KernelSpec) -> list[str]:
+    """The sizes that are float parameters, not sizes: a [test] or [tune] shape gives them a
+    float (eps = 1e-5). Bindings type them as floats; the selector never buckets them."""
+    assert spec.problem is not None
+    shapes = [*spec.test_shapes, *spec.tune_shapes]
+    return [s for s in spec.problem.sizes if any(isinstance(x.get(s), float) for x in shapes)]
+
+
+def derived_trees(variant: Variant) -> tuple[list[dict[str, Any]], dict[str, Any], set[str]]:
+    """Derived values as trees in order, the names that folded to constants, and the names
+    (float sizes, derived values) whose values are floats."""
     problem = variant.spec.problem
     assert problem is not None
     known: dict[str, Any] = dict(variant.params)
+    floats = set(float_sizes(variant.spec))
     out = []
     for name, expr in problem.derived:
-        value = to_value(expr.text, known, f"{variant.name}: derived {name}")
+        value = to_value(expr.text, known, f"{variant.name}: derived {name}", floats)
+        floats.discard(name)
         if isinstance(value, dict):
             out.append({"name": name, "expr": value})
             known.pop(name, None)  # a derived value may shadow an axis of the same name
+            if is_float(value, floats):
+                floats.add(name)
         else:
             known[name] = value
-    return out, known
+    return out, known, floats
 
 
 def limits_needed(rendered: RenderedVariant) -> dict[str, int]:
@@ -64,7 +78,7 @@ def limits_needed(rendered: RenderedVariant) -> dict[str, int]:
     }
 
 
-def _bindings(variant: Variant, known: dict[str, Any]) -> list[dict[str, Any]]:
+def _bindings(variant: Variant, known: dict[str, Any], floats: set[str]) -> list[dict[str, Any]]:
     iface = variant.interface
     out = []
     if iface.uniform is not None:
@@ -77,7 +91,7 @@ def _bindings(variant: Variant, known: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )  # fmt: skip
     for b in iface.bindings:
-        count = to_tree(b.count, known, f"{variant.name}: binding {b.name} count")
+        count = to_int_tree(b.count, known, f"{variant.name}: binding {b.name} count", floats)
         out.append(
             {
                 "group": b.group, "binding": b.binding, "name": b.name, "kind": "storage",
@@ -89,7 +103,7 @@ def _bindings(variant: Variant, known: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda d: (d["group"], d["binding"]))
 
 
-def _uniform(variant: Variant, known: dict[str, Any]) -> dict[str, Any] | None:
+def _uniform(variant: Variant, known: dict[str, Any], floats: set[str]) -> dict[str, Any] | None:
     u = variant.interface.uniform
     if u is None:
         return None
@@ -97,7 +111,16 @@ def _uniform(variant: Variant, known: dict[str, Any]) -> dict[str, Any] | None:
     for f in u.fields:
         value = None
         if not f.padding:
-            value = const(known[f.name]) if f.name in known else {"op": "var", "name": f.name}
+            where = f"{variant.name}: uniform field {f.name}"
+            if f.name in known:
+                value = as_tree(known[f.name], where)
+            else:
+                value = {"op": "var", "name": f.name}
+            if f.type != "f32" and is_float(value, floats):  # wgslgen cannot pack it either
+                raise WgslgenError(
+                    f"{where} is {f.type} but its value is a float; it cannot be packed "
+                    "(make the field f32, or the value an integer, e.g. with `// ` or `|int`)"
+                )
         fields.append(
             {"name": f.name, "type": f.type, "offset": f.offset, "size": f.size,
              "padding": f.padding, "value": value}
@@ -118,21 +141,21 @@ def variant_entry(
     variant = first.variant
     problem = variant.spec.problem
     assert problem is not None
-    derived, known = derived_trees(variant)
+    derived, known, floats = derived_trees(variant)
     where = variant.name
     passes = []
     for p in problem.passes:
         facts = first.facts[p.entry_point]
-        dispatch = [to_tree(d.text, known, f"{where}: dispatch") for d in p.dispatch]
+        dispatch = [to_int_tree(d.text, known, f"{where}: dispatch", floats) for d in p.dispatch]
         dispatch = (dispatch + [const(1)] * 3)[:3]
         passes.append(
             {"entry_point": p.entry_point, "workgroup_size": list(facts.workgroup_size),
              "workgroup_bytes": facts.workgroup_bytes, "dispatch": dispatch}
         )  # fmt: skip
-    bindings = _bindings(variant, known)
+    bindings = _bindings(variant, known, floats)
     preconditions = []
     for pre in problem.preconditions:
-        value = to_value(pre.text, known, f"{where}: precondition")
+        value = to_value(pre.text, known, f"{where}: precondition", floats)
         if isinstance(value, dict):
             preconditions.append({"text": pre.text, "expr": value})
         elif not value:
@@ -147,7 +170,7 @@ def variant_entry(
         "provenance_sha256": result_sha256(naga),
         "sizes": list(problem.sizes),
         "derived": derived,
-        "uniform": _uniform(variant, known),
+        "uniform": _uniform(variant, known, floats),
         "bindings": bindings,
         "passes": passes,
         "scratch": [
@@ -163,4 +186,7 @@ def variant_entry(
     }
     if constants:  # only then: a manifest without overrides stays as it was, byte for byte
         entry["constants"] = dict(sorted(constants.items()))
+    floating = float_sizes(variant.spec)
+    if floating:  # likewise: only a kernel with float parameters (eps) has the key
+        entry["float_sizes"] = floating
     return entry

@@ -72,7 +72,20 @@ def write(plan: VendorPlan, out: Path) -> list[str]:
         if path.is_file():
             path.unlink()
             changed.append(rel)
+        _remove_emptied(path.parent, out)
     return changed
+
+
+def _remove_emptied(folder: Path, out: Path) -> None:
+    """Remove ``folder`` and its parents up to ``out`` (exclusive) while they are empty: the
+    folders that removing the old manifest's files emptied (one holding anything else stays)."""
+    root = out.resolve()
+    folder = folder.resolve()
+    while folder != root and root in folder.parents and folder.is_dir():
+        if any(folder.iterdir()):
+            return
+        folder.rmdir()
+        folder = folder.parent
 
 
 def check(plan: VendorPlan, out: Path, old: dict[str, Any]) -> list[Finding]:

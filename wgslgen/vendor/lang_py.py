@@ -9,7 +9,7 @@ _INIT = '''"""Vendored WGSL kernels: {generator}, ABI {abi}. Generated: do not e
 
     import {{this package}} as kernels
     plan = kernels.select(adapter, "{example}", kernels.{example_cls}(...))
-    kernels.run(device, plan, {{"binding name": gpu_buffer, ...}})
+    kernels.run(device, plan, {{"binding name": gpu_buffer, ...}})  # wgpu.GPUBuffer, not numpy
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ MANIFEST: dict[str, Any] = json.loads(
 ABI_VERSION = "{abi}"
 {dataclasses}
 
-def _shape(shape: Any) -> dict[str, int]:
+def _shape(shape: Any) -> dict[str, Any]:
     return asdict(shape) if is_dataclass(shape) else dict(shape)
 
 
@@ -74,7 +74,13 @@ def required(plan: Plan) -> tuple[list[str], dict[str, int]]:
 
 
 def run(device: Any, plan: Plan, buffers: Mapping[str, Any]) -> None:
-    """Create the pipelines and encode every pass of ``plan`` (uniform/scratch made if absent)."""
+    """Create the pipelines and encode every pass of ``plan`` on ``device``.
+
+    ``buffers`` maps binding names to GPU buffers (``wgpu.GPUBuffer``), not numpy arrays:
+    upload an array with ``device.create_buffer_with_data(data=arr, usage=...)`` first (a
+    TypeError names a binding given anything else). The uniform and scratch buffers are made
+    here when absent; ``plan.buffer_sizes`` gives every binding's size in bytes.
+    """
     v = MANIFEST["variants"][plan.variant]
     _runtime.run(device, v, plan, buffers, shader_source(plan.variant))
 '''
@@ -90,7 +96,12 @@ def python_files(manifest: dict[str, Any]) -> dict[str, bytes]:
     for kernel, k in sorted(manifest["kernels"].items()):
         cls = _class_name(kernel)
         classes.append(f'"{cls}"')
-        fields = "\n".join(f"    {s}: int" for s in k["sizes"]) or "    pass"
+        floats = {s for v in manifest["variants"].values() if v["kernel"] == kernel
+                  for s in v.get("float_sizes", ())}  # fmt: skip
+        fields = (
+            "\n".join(f"    {s}: {'float' if s in floats else 'int'}" for s in k["sizes"])
+            or "    pass"
+        )
         blocks.append(
             f'\n\n@dataclass(frozen=True)\nclass {cls}:\n    """Problem sizes of {kernel}."""'
             f"\n\n{fields}\n"

@@ -1,29 +1,135 @@
 # ruff: noqa: E501  (templates of generated Rust lines; splitting them hurts reading)
 """The Rust binding: one module with no crate dependency (+ a wgpu glue file behind a feature).
 
-Every expression tree becomes Rust arithmetic on i64, every uniform a ``#[repr(C)]`` struct with
-explicit ``_pad`` fields and ``const`` asserts of its size and field offsets, and the selector
-is the same algorithm as the Python runtime's (the conformance cases check it).
+Every expression tree becomes Rust arithmetic on i64, or on f64 where a float enters (a float
+constant, ``/``, a float parameter such as eps: ``expr.is_float`` types every node as Python's
+values would be typed), every uniform a ``#[repr(C)]`` struct with explicit ``_pad`` fields and
+``const`` asserts of its size and field offsets, and the selector is the same algorithm as the
+Python runtime's (the conformance cases check it). A module whose trees hold no float is what
+it was before floats existed, byte for byte.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
+
+from wgslgen.vendor.expr import is_float
 
 _BIN = {"add": "+", "sub": "-", "mul": "*"}
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _RTYPE = {"u32": "u32", "i32": "i32", "f32": "f32"}
 
 
+# Python's float // and % (CPython's float_divmod), emitted only when a tree needs them.
+FLOAT_HELPERS = """
+/// Python's divmod of two floats (CPython's float_divmod): // floors, % takes the divisor's sign.
+pub fn py_divmod(a: f64, b: f64) -> (f64, f64) {
+    let mut m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 {
+        if (b < 0.0) != (m < 0.0) {
+            m += b;
+            div -= 1.0;
+        }
+    } else {
+        m = 0.0f64.copysign(b);
+    }
+    let floor = if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 { f + 1.0 } else { f }
+    } else {
+        0.0f64.copysign(a / b)
+    };
+    (floor, m)
+}
+"""
+
+
 def rs_expr(tree: dict[str, Any]) -> str:
-    """A tree as a Rust i64 expression over ``v.<name>``."""
+    """An integer tree as a Rust i64 expression over ``v.<name>``."""
+    return rs_typed(tree, ())[0]
+
+
+def _f64(value: float) -> str:
+    """A Rust f64 literal: ``64`` must be written ``64.0``."""
+    return repr(float(value))
+
+
+def _as_f64(code: str, floating: bool) -> str:
+    return code if floating else f"({code} as f64)"
+
+
+def _zero(floating: bool) -> str:
+    return "0.0" if floating else "0"
+
+
+def _ty(floating: bool) -> str:
+    return "f64" if floating else "i64"
+
+
+def rs_typed(tree: dict[str, Any], floats: Collection[str]) -> tuple[str, bool]:
+    """A tree as a Rust expression over ``v.<name>``, and whether it is f64 (else i64);
+    ``floats`` names the variables that are f64."""
     op = tree["op"]
+    if op == "fconst":
+        return f"({_f64(tree['value'])}f64)", True
+    if op != "const" and op != "var" and any(is_float(x, floats) for x in tree["args"]):
+        return _rs_float(op, [rs_typed(x, floats) for x in tree["args"]])
     if op == "const":
-        return f"{tree['value']}i64"
+        return f"{tree['value']}i64", False
     if op == "var":
-        return f"v.{tree['name']}"
-    a = [rs_expr(x) for x in tree["args"]]
+        return f"v.{tree['name']}", tree["name"] in floats
+    a = [rs_typed(x, floats)[0] for x in tree["args"]]
+    if op == "fdiv":
+        return f"(({a[0]} as f64) / ({a[1]} as f64))", True
+    if op == "float":
+        return f"({a[0]} as f64)", True
+    if op == "int":
+        return a[0], False
+    if op == "abs":
+        return f"({a[0]}).abs()", False
+    return _rs_int(op, a), False
+
+
+def _rs_float(op: str, typed: list[tuple[str, bool]]) -> tuple[str, bool]:
+    """An op with a float operand: Python's result, as f64 (comparisons and logic: i64)."""
+    a = [_as_f64(c, f) for c, f in typed]
+    if op in _BIN or op == "fdiv":
+        return f"({a[0]} {_BIN.get(op, '/')} {a[1]})", True
+    if op in _CMP:
+        return f"(({a[0]} {_CMP[op]} {a[1]}) as i64)", False
+    if op in ("and", "or", "not", "select"):
+        cond = [f"({c}) != {_zero(f)}" for c, f in typed]
+        if op == "and":
+            return f"(({cond[0]} && {cond[1]}) as i64)", False
+        if op == "or":
+            return f"(({cond[0]} || {cond[1]}) as i64)", False
+        if op == "not":
+            return f"((({typed[0][0]}) == {_zero(typed[0][1])}) as i64)", False
+        if typed[1][1] or typed[2][1]:
+            return f"(if {cond[0]} {{ {a[1]} }} else {{ {a[2]} }})", True
+        return f"(if {cond[0]} {{ {typed[1][0]} }} else {{ {typed[2][0]} }})", False
+    simple = {
+        "div": lambda: f"super::py_divmod({a[0]}, {a[1]}).0",
+        "mod": lambda: f"super::py_divmod({a[0]}, {a[1]}).1",
+        "ceil_div": lambda: f"(-super::py_divmod(-{a[0]}, {a[1]}).0)",
+        "float": lambda: a[0],
+        "abs": lambda: f"({a[0]}).abs()",
+        "int": lambda: f"({typed[0][0]} as i64)",  # toward zero, like Python's int()
+    }
+    if op in simple:
+        return simple[op](), op != "int"
+    fn = "min" if op == "min" else "max"
+    out = a[0]
+    for x in a[1:]:
+        out = f"{out}.{fn}({x})"
+    return f"({out})", True
+
+
+def _rs_int(op: str, a: list[str]) -> str:
+    """An op on i64 operands (the only Rust there was before floats)."""
     if op in _BIN:
         return f"({a[0]} {_BIN[op]} {a[1]})"
     if op in _CMP:
@@ -54,16 +160,27 @@ def _lit(text: str) -> str:
     return json.dumps(text)  # a JSON string is a valid Rust string literal for these texts
 
 
-def _f64(value: float) -> str:
-    """A Rust f64 literal: ``64`` must be written ``64.0``."""
-    return repr(float(value))
-
-
 def _opt(value: Any) -> str:
     return "None" if value is None else f"Some({_lit(value) if isinstance(value, str) else value})"
 
 
-def _uniform(v: dict[str, Any]) -> list[str]:
+def _floats(v: dict[str, Any]) -> set[str]:
+    """The f64 variables of a variant: its float sizes and float derived values."""
+    floats = set(v.get("float_sizes", ()))
+    for d in v["derived"]:
+        floats.discard(d["name"])
+        if is_float(d["expr"], floats):
+            floats.add(d["name"])
+    return floats
+
+
+def _int(tree: dict[str, Any], floats: Collection[str]) -> str:
+    """An i64 expression (vendoring wraps a float dispatch or count in ``int`` already)."""
+    code, floating = rs_typed(tree, floats)
+    return f"({code} as i64)" if floating else code
+
+
+def _uniform(v: dict[str, Any], floats: Collection[str]) -> list[str]:
     u = v["uniform"]
     if u is None:
         return ["pub fn uniform_bytes(_v: &Vars) -> Vec<u8> { Vec::new() }"]
@@ -71,7 +188,7 @@ def _uniform(v: dict[str, Any]) -> list[str]:
     values = ", ".join(
         f"{f['name']}: 0"
         if f["padding"]
-        else f"{f['name']}: {rs_expr(f['value'])} as {_RTYPE[f['type']]}"
+        else f"{f['name']}: {rs_typed(f['value'], floats)[0]} as {_RTYPE[f['type']]}"
         for f in u["fields"]
     )
     asserts = "\n".join(
@@ -96,26 +213,29 @@ def _uniform(v: dict[str, Any]) -> list[str]:
 
 def _variant_module(name: str, v: dict[str, Any]) -> str:
     kshape = f"super::{_camel(v['kernel'])}Shape"
+    floats = _floats(v)
     names = list(v["sizes"]) + [d["name"] for d in v["derived"]]
     lets = "\n".join(
-        f"    let v = Vars {{ {d['name']}: {rs_expr(d['expr'])}, ..v }};" for d in v["derived"]
+        f"    let v = Vars {{ {d['name']}: {rs_typed(d['expr'], floats)[0]}, ..v }};"
+        for d in v["derived"]
     )
     init = ", ".join(f"{s}: s.{s}" for s in v["sizes"]) + "".join(
-        f", {d['name']}: 0" for d in v["derived"]
+        f", {d['name']}: {_zero(d['name'] in floats)}" for d in v["derived"]
     )
     file = v["files"].get("naga") or v["files"]["any"]
     passes = ", ".join(
-        f"({_lit(p['entry_point'])}, [{', '.join(rs_expr(d) for d in p['dispatch'])}])"
+        f"({_lit(p['entry_point'])}, [{', '.join(_int(d, floats) for d in p['dispatch'])}])"
         for p in v["passes"]
     )
     sizes = ", ".join(
-        f"({_lit(b['name'])}, {rs_expr(b['min_binding_size'])}, {str(b['kind'] == 'storage').lower()})"
+        f"({_lit(b['name'])}, {_int(b['min_binding_size'], floats)}, {str(b['kind'] == 'storage').lower()})"
         for b in v["bindings"]
     )
-    scratch = ", ".join(f"({_lit(s['binding'])}, {rs_expr(s['size'])})" for s in v["scratch"])
+    scratch = ", ".join(f"({_lit(s['binding'])}, {_int(s['size'], floats)})" for s in v["scratch"])
     pre = "\n".join(
-        f"    if {rs_expr(p['expr'])} == 0 {{ out.push({_lit(p['text'])}); }}"
+        f"    if {code} == {_zero(floating)} {{ out.push({_lit(p['text'])}); }}"
         for p in v["preconditions"]
+        for code, floating in [rs_typed(p["expr"], floats)]
     )
     limits = ", ".join(f"({_lit(k)}, {n})" for k, n in sorted(v["limits"].items()))
     features = ", ".join(_lit(f) for f in v["features"])
@@ -127,9 +247,9 @@ def _variant_module(name: str, v: dict[str, Any]) -> str:
         f"pub const LIMITS: &[(&str, i64)] = &[{limits}];",
         f"pub const CONSTANTS: &[(&str, f64)] = &[{constants}];",
         "#[derive(Clone, Copy, Debug)]",
-        f"pub struct Vars {{ {', '.join(f'pub {n}: i64' for n in names)} }}",
+        f"pub struct Vars {{ {', '.join(f'pub {n}: {_ty(n in floats)}' for n in names)} }}",
         f"pub fn vars(s: &{kshape}) -> Vars {{\n    let v = Vars {{ {init} }};\n{lets}\n    v\n}}",
-        *_uniform(v),
+        *_uniform(v, floats),
         f"pub fn dispatch(v: &Vars) -> Vec<(&'static str, [i64; 3])> {{ vec![{passes}] }}",
         f"pub fn buffer_sizes(v: &Vars) -> Vec<(&'static str, i64, bool)> {{ vec![{sizes}] }}",
         f"pub fn scratch_sizes(v: &Vars) -> Vec<(&'static str, i64)> {{ vec![{scratch}] }}",
@@ -162,17 +282,29 @@ def _rules(kernel: str, sel: dict[str, Any]) -> str:
     )
 
 
+def _kernel_floats(manifest: dict[str, Any], kernel: str) -> set[str]:
+    return {
+        s
+        for v in manifest["variants"].values()
+        if v["kernel"] == kernel
+        for s in v.get("float_sizes", ())
+    }
+
+
 def _shape_types(manifest: dict[str, Any]) -> str:
     out = []
     arms_get, arms_kernel = [], []
     for kernel, k in sorted(manifest["kernels"].items()):
         cam = _camel(kernel)
-        fields = " ".join(f"pub {s}: i64," for s in k["sizes"])
+        floats = _kernel_floats(manifest, kernel)
+        fields = " ".join(f"pub {s}: {_ty(s in floats)}," for s in k["sizes"])
         out.append(
             f"#[derive(Clone, Copy, Debug, PartialEq)]\npub struct {cam}Shape {{ {fields} }}"
         )
-        gets = " ".join(f"{_lit(s)} => Some(s.{s})," for s in k["sizes"])
-        arms_get.append(f"            Shape::{cam}(s) => match name {{ {gets} _ => None }},")
+        # The integer sizes: a float parameter (eps) is in no rule's buckets.
+        gets = " ".join(f"{_lit(s)} => Some(s.{s})," for s in k["sizes"] if s not in floats)
+        bound = "s" if gets else "_"
+        arms_get.append(f"            Shape::{cam}({bound}) => match name {{ {gets} _ => None }},")
         arms_kernel.append(f"            Shape::{cam}(_) => {_lit(kernel)},")
     variants = " ".join(f"{_camel(k)}({_camel(k)}Shape)," for k in sorted(manifest["kernels"]))
     out.append(f"#[derive(Clone, Copy, Debug, PartialEq)]\npub enum Shape {{ {variants} }}")
@@ -227,6 +359,8 @@ def rust_files(manifest: dict[str, Any], package: str) -> dict[str, bytes]:
         _dispatcher(manifest),
         *(_variant_module(n, v) for n, v in sorted(manifest["variants"].items())),
     ]
+    if any("super::py_divmod(" in p for p in parts):
+        parts.insert(3, FLOAT_HELPERS.lstrip("\n"))
     glue = runtime.joinpath("wgpu_glue.rs").read_text(encoding="utf-8")
     return {
         f"rust/{package}.rs": "\n".join(parts).encode(),

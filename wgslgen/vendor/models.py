@@ -13,6 +13,7 @@ SCHEMA_ID = "https://wgslgen.invalid/vendor/manifest.schema.json"
 Op = Literal[
     "const", "var", "add", "sub", "mul", "div", "mod", "ceil_div", "min", "max",
     "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not", "select",
+    "fconst", "fdiv", "abs", "int", "float",
 ]  # fmt: skip
 
 
@@ -21,10 +22,11 @@ class _Model(BaseModel):
 
 
 class Expr(_Model):
-    """An integer expression tree (see wgslgen/vendor/expr.py): const, var or op(args)."""
+    """An expression tree (see wgslgen/vendor/expr.py): const (an integer), fconst (a float),
+    var or op(args); integers stay integers unless a float enters, as in Python."""
 
     op: Op
-    value: int | None = None
+    value: int | float | None = None
     name: str | None = None
     args: list[Expr] | None = None
 
@@ -118,6 +120,9 @@ class Variant(_Model):
     # Absent when the kernel has no kernel.toml [overrides]: values of the shader's `override`
     # declarations that every pass's pipeline is created with (GPUProgrammableStage.constants).
     constants: dict[str, float] = Field(default_factory=dict)
+    # Absent when none: the sizes that are float parameters (a [test]/[tune] shape gives them a
+    # float, e.g. eps). The others are integers; the selector buckets integer sizes only.
+    float_sizes: list[str] = Field(default_factory=list)
 
 
 class Candidate(_Model):

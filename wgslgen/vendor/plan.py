@@ -22,7 +22,7 @@ from wgslgen.render.renderer import RenderedVariant, render_families
 from wgslgen.spec.kernel import KernelSpec, Variant
 from wgslgen.tune.db import SelectionEntry, read_selection
 from wgslgen.vendor import rules as rl
-from wgslgen.vendor.entries import shader_name, variant_entry
+from wgslgen.vendor.entries import float_sizes, shader_name, variant_entry
 from wgslgen.vendor.models import SCHEMA_VERSION, Manifest, schema_text
 
 GENERATOR = f"wgslgen {__version__}"
@@ -125,7 +125,8 @@ def _named(
     return list(dict.fromkeys(names))
 
 
-def _load_selection(path: Path | None) -> list[SelectionEntry]:
+def _load_selection(path: Path | None, kernels: Sequence[KernelSpec]) -> list[SelectionEntry]:
+    """The selection's entries; one naming a kernel that exists nowhere is an error."""
     if path is None:
         return []
     text = path.read_text(encoding="utf-8") if path.is_file() else None
@@ -136,7 +137,11 @@ def _load_selection(path: Path | None) -> list[SelectionEntry]:
             gen = None
         if gen is not None and gen != GENERATOR:
             raise WgslgenError(f"{path}: written by {gen}, this is {GENERATOR}; re-run tune")
-    return read_selection(path)
+    entries = read_selection(path)
+    unknown = sorted({e.kernel for e in entries} - {k.name for k in [*kernels, *_all_kernels()]})
+    if unknown:
+        raise WgslgenError(f"{path}: names unknown kernel(s) {', '.join(unknown)}")
+    return entries
 
 
 def plan_vendor(
@@ -150,17 +155,17 @@ def plan_vendor(
 ) -> VendorPlan:
     """The whole vendored folder in memory (deterministic: same inputs, same bytes)."""
     plan = VendorPlan()
-    entries = _load_selection(selection)
-    unknown = sorted({e.kernel for e in entries} - {k.name for k in [*kernels, *_all_kernels()]})
-    if unknown:
-        raise WgslgenError(f"{selection}: names unknown kernel(s) {', '.join(unknown)}")
+    entries = _load_selection(selection, kernels)
     chosen, verdicts, fallbacks = _choose(kernels, entries, selection, strict, engines, plan)
     infos, samples = rl.device_facts(selection.parent / "results.jsonl") if selection else ({}, {})
     usable = _usable(chosen, plan)
     manifest_kernels: dict[str, Any] = {}
     for spec in kernels:
         mine = [e for e in entries if e.kernel == spec.name]
-        rule_list = rl.kernel_rules(mine, infos, samples, usable, plan.warnings)
+        rule_list = rl.kernel_rules(
+            mine, infos, samples, usable, plan.warnings,
+            sizes=_integer_sizes(spec), where=str(selection),
+        )  # fmt: skip
         fallback = fallbacks[spec.name]
         default = rl.default_chain(mine, lambda n: n in chosen and _portable(chosen[n]))
         wide = fallbacks.get(spec.name + "+")  # covers shapes the fallback cannot
@@ -200,6 +205,12 @@ def plan_vendor(
 
 
 Chosen = dict[str, list[RenderedVariant]]
+
+
+def _integer_sizes(spec: KernelSpec) -> list[str]:
+    """The sizes the selector may bucket: not the float parameters (eps)."""
+    floats = set(float_sizes(spec))
+    return [s for s in (spec.problem.sizes if spec.problem else ()) if s not in floats]
 
 
 def _choose(kernels, entries, selection, strict, engines, plan) -> tuple[Chosen, dict, dict]:
@@ -300,8 +311,11 @@ def _choose_fallbacks(kernels, engines, verdicts) -> dict[str, tuple[str, list[R
 def _abi(variants: dict[str, Any]) -> str:
     """A digest of what a caller binds, dispatches and creates pipelines with: changes
     exactly when that changes."""
-    # "constants" is in a variant only when it has some: the digests of the others stay.
-    keys = ("bindings", "uniform", "passes", "scratch", "derived", "sizes", "constants")
+    # "constants" and "float_sizes" are in a variant only when it has some: the digests of the
+    # others stay.
+    keys = (
+        "bindings", "uniform", "passes", "scratch", "derived", "sizes", "constants", "float_sizes",
+    )  # fmt: skip
     abi = {n: {k: v[k] for k in keys if k in v} for n, v in variants.items()}
     return hashlib.sha256(json.dumps(abi, sort_keys=True).encode()).hexdigest()[:16]
 

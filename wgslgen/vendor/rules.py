@@ -4,17 +4,20 @@ Browsers show only vendor and architecture, so every tuned device gives two rule
 matching its vendor/device/backend (native clients) and one matching its vendor (and
 architecture when known) alone. Shapes fall into buckets with explicit edges: between two
 tuned values of a size the edge is their geometric mean; a size tuned at one value only is
-unbounded.
+unbounded. Only integer sizes are bucketed: a float parameter of the shape (eps = 1e-5) is no
+size, and the selector ignores it.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from wgslgen.errors import WgslgenError
+from wgslgen.spec.kernel import parse_shape
 from wgslgen.tune.db import ResultsDB, SelectionEntry
 
 
@@ -31,13 +34,33 @@ def device_facts(results_path: Path) -> tuple[dict[str, dict], dict[tuple[str, s
     return infos, samples
 
 
-def _parse(shape: str) -> dict[str, int]:
-    return {k: int(v) for k, v in (p.split("=", 1) for p in shape.split(",") if p)}
+def _parse(shape: str, where: str = "selection") -> dict[str, int | float]:
+    """A selection entry's ``k=v,...`` shape; a bad one is an error naming ``where``."""
+    try:
+        return parse_shape(shape)
+    except WgslgenError as exc:
+        raise WgslgenError(
+            f"{where}: shape {shape!r}: {exc}", hint="re-run `wgslgen tune` for this kernel"
+        ) from None
 
 
-def buckets(shapes: Sequence[dict[str, int]]) -> list[dict[str, dict[str, int | None]]]:
-    """For each shape, per size the interval [min, max) that holds it and no other tuned value."""
-    values = {k: sorted({s[k] for s in shapes}) for k in (shapes[0] if shapes else {})}
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def buckets(
+    shapes: Sequence[Mapping[str, int | float]], sizes: Collection[str] | None = None
+) -> list[dict[str, dict[str, int | None]]]:
+    """For each shape, per size the interval [min, max) that holds it and no other tuned value.
+
+    Only ``sizes`` (default: every key) whose values are integers in every shape are bucketed:
+    a float parameter (eps) is not a size, and the selector ignores it."""
+    keys = [
+        k
+        for k in (shapes[0] if shapes else {})
+        if (sizes is None or k in sizes) and all(_integer(s.get(k)) for s in shapes)
+    ]
+    values = {k: sorted({int(s[k]) for s in shapes}) for k in keys}
     out = []
     for s in shapes:
         rule = {}
@@ -69,8 +92,13 @@ def kernel_rules(
     samples: Mapping[tuple[str, str, str], int],
     usable: Callable[[str, str | None], str | None],
     warnings: list[str],
+    sizes: Collection[str] | None = None,
+    where: str = "selection",
 ) -> list[dict[str, Any]]:
-    """One kernel's rules, most specific first; ``usable(variant, sha)`` says why not (or None)."""
+    """One kernel's rules, most specific first; ``usable(variant, sha)`` says why not (or None).
+
+    ``sizes``: the kernel's integer sizes, the only ones a rule buckets; ``where``: the
+    selection file, named by errors."""
     by_device: dict[str, list[SelectionEntry]] = defaultdict(list)
     for e in entries:
         by_device[e.device].append(e)
@@ -84,7 +112,8 @@ def kernel_rules(
             )
             continue
         group = sorted(group, key=lambda e: e.shape)
-        for e, bucket in zip(group, buckets([_parse(e.shape) for e in group]), strict=True):
+        shapes = [_parse(e.shape, f"{where}: entry kernel={e.kernel}") for e in group]
+        for e, bucket in zip(group, buckets(shapes, sizes), strict=True):
             chain = []
             for choice in (e.winner, e.default):
                 if choice is None or any(c["variant"] == choice.variant for c in chain):

@@ -7,6 +7,7 @@ shared conformance cases check that they do.
 
 from __future__ import annotations
 
+import operator
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,20 +16,23 @@ from typing import Any
 _FOLD = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
     "div": lambda a, b: a // b, "mod": lambda a, b: a % b,
-    "ceil_div": lambda a, b: -(-a // b),
+    "ceil_div": lambda a, b: -(-a // b), "fdiv": lambda a, b: a / b,
     "lt": lambda a, b: int(a < b), "le": lambda a, b: int(a <= b),
     "gt": lambda a, b: int(a > b), "ge": lambda a, b: int(a >= b),
     "eq": lambda a, b: int(a == b), "ne": lambda a, b: int(a != b),
 }  # fmt: skip
 
 
-def evaluate(tree: Mapping[str, Any], scope: Mapping[str, int]) -> int:
-    """The integer value of an expression tree."""
+def evaluate(tree: Mapping[str, Any], scope: Mapping[str, int | float]) -> int | float:
+    """The value of an expression tree: Python's arithmetic on integers and floats (an integer
+    stays one unless a float enters; ``fdiv`` is ``/``, ``div`` is ``//``)."""
     op = tree["op"]
     if op == "const":
         return int(tree["value"])
+    if op == "fconst":
+        return float(tree["value"])
     if op == "var":
-        return int(scope[tree["name"]])
+        return scope[tree["name"]]
     args = tree["args"]
     if op == "select":
         return evaluate(args[1] if evaluate(args[0], scope) else args[2], scope)
@@ -38,6 +42,12 @@ def evaluate(tree: Mapping[str, Any], scope: Mapping[str, int]) -> int:
         return int(bool(evaluate(args[0], scope)) or bool(evaluate(args[1], scope)))
     if op == "not":
         return int(not evaluate(args[0], scope))
+    if op == "int":
+        return int(evaluate(args[0], scope))
+    if op == "float":
+        return float(evaluate(args[0], scope))
+    if op == "abs":
+        return abs(evaluate(args[0], scope))
     values = [evaluate(a, scope) for a in args]
     if op == "min":
         return min(values)
@@ -115,12 +125,35 @@ class NoViable(Exception):
         super().__init__(f"no viable variant of {kernel} for {dict(shape)}: {why}")
 
 
-def problem_scope(variant: Mapping[str, Any], shape: Mapping[str, int]) -> dict[str, int]:
-    """The sizes and the derived values, in order."""
+def _size(variant: str, name: str, value: Any, floating: bool) -> int | float:
+    """A shape value: a float for a float parameter (eps), else an integer (64.0 is 64)."""
+    if floating:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{variant}: {name}={value!r} is not a number") from None
+    try:
+        return operator.index(value)
+    except TypeError:
+        pass
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{variant}: size {name}={value!r} is not an integer") from None
+    if not number.is_integer():
+        raise ValueError(f"{variant}: size {name}={value!r} is not an integer")
+    return int(number)
+
+
+def problem_scope(
+    variant: Mapping[str, Any], shape: Mapping[str, int | float]
+) -> dict[str, int | float]:
+    """The sizes (float parameters such as eps as floats) and the derived values, in order."""
     missing = [s for s in variant["sizes"] if s not in shape]
     if missing:
         raise ValueError(f"{variant['name']}: shape lacks {', '.join(missing)}")
-    scope = {s: int(shape[s]) for s in variant["sizes"]}
+    floats = set(variant.get("float_sizes", ()))
+    scope = {s: _size(variant["name"], s, shape[s], s in floats) for s in variant["sizes"]}
     for d in variant["derived"]:
         scope[d["name"]] = evaluate(d["expr"], scope)
     return scope
@@ -173,11 +206,15 @@ def why_not(variant: Mapping[str, Any], facts: AdapterFacts, shape: Mapping[str,
     return out
 
 
-def _rule_applies(rule: Mapping[str, Any], facts: AdapterFacts, shape: Mapping[str, int]) -> bool:
+def _rule_applies(
+    rule: Mapping[str, Any], facts: AdapterFacts, shape: Mapping[str, int | float]
+) -> bool:
     for key, want in rule["match"].items():
         if want is not None and str(getattr(facts, key)).lower() != want.lower():
             return False
-    for size, b in rule["shape"].items():
+    for size, b in rule["shape"].items():  # integer sizes only: a float parameter is no bucket
+        if size not in shape:
+            return False  # problem_scope says what the shape lacks
         v = int(shape[size])
         if (b["min"] is not None and v < b["min"]) or (b["max"] is not None and v >= b["max"]):
             return False
@@ -236,31 +273,56 @@ def plan_for(
     )  # fmt: skip
 
 
+def _check_buffers(
+    wgpu: Any, variant: Mapping[str, Any], plan: Plan, buffers: Mapping[str, Any]
+) -> None:
+    """Every buffer names a binding and is a GPUBuffer (a numpy array fails deep in wgpu)."""
+    names = [b["name"] for b in variant["bindings"]]
+    for name, buf in buffers.items():
+        if name not in names:
+            raise ValueError(f"{plan.variant}: no binding {name!r}; bindings: {', '.join(names)}")
+        if not isinstance(buf, wgpu.GPUBuffer):
+            raise TypeError(
+                f"{plan.variant}: buffers[{name!r}] is a {type(buf).__name__}, not a "
+                "wgpu.GPUBuffer; upload it first, e.g. device.create_buffer_with_data(data=..., "
+                "usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)"
+            )
+
+
+def _with_own_buffers(
+    wgpu: Any, device: Any, variant: Mapping[str, Any], plan: Plan, buffers: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``buffers`` plus the uniform and scratch buffers the caller left out, created here."""
+    usage = wgpu.BufferUsage
+    out = dict(buffers)
+    for b in variant["bindings"]:
+        if b["name"] in out:
+            continue
+        if b["kind"] == "uniform":
+            out[b["name"]] = device.create_buffer_with_data(data=plan.uniform, usage=usage.UNIFORM)
+        elif b["scratch"]:
+            out[b["name"]] = device.create_buffer(
+                size=plan.buffer_sizes[b["name"]], usage=usage.STORAGE
+            )
+        else:
+            raise ValueError(f"{plan.variant}: no buffer for binding {b['name']!r}")
+    return out
+
+
 def run(
     device: Any, variant: Mapping[str, Any], plan: Plan, buffers: Mapping[str, Any], source: str
 ) -> None:
     """Encode and submit every pass of ``plan`` on a wgpu-py device (one compute pass).
 
-    ``buffers`` maps binding names to GPUBuffers; the uniform and scratch buffers are created
-    here when missing. The passes share one explicit bind group layout per group.
+    ``buffers`` maps binding names to ``wgpu.GPUBuffer`` objects on ``device`` (not numpy
+    arrays: upload those first, e.g. ``device.create_buffer_with_data(data=arr,
+    usage=wgpu.BufferUsage.STORAGE)``); the uniform and scratch buffers are created here when
+    missing. The passes share one explicit bind group layout per group.
     """
     import wgpu
 
-    usage = wgpu.BufferUsage
-    buffers = dict(buffers)
-    for b in variant["bindings"]:
-        if b["name"] in buffers:
-            continue
-        if b["kind"] == "uniform":
-            buffers[b["name"]] = device.create_buffer_with_data(
-                data=plan.uniform, usage=usage.UNIFORM
-            )
-        elif b["scratch"]:
-            buffers[b["name"]] = device.create_buffer(
-                size=plan.buffer_sizes[b["name"]], usage=usage.STORAGE
-            )
-        else:
-            raise ValueError(f"{plan.variant}: no buffer for binding {b['name']!r}")
+    _check_buffers(wgpu, variant, plan, buffers)
+    buffers = _with_own_buffers(wgpu, device, variant, plan, buffers)
     groups = sorted({b["group"] for b in variant["bindings"]})
     layouts, bind_groups = [], []
     for g in groups:

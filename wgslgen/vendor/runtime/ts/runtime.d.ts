@@ -65,6 +65,8 @@ export interface VariantEntry {
     validated_by: string[];
     /** Values of the shader's `override`s (absent when none): every pass's pipeline gets them. */
     constants?: Record<string, number>;
+    /** Sizes that are float parameters such as eps (absent when none); the others are integers. */
+    float_sizes?: string[];
 }
 export interface Rule {
     label: string;
@@ -120,9 +122,10 @@ export declare class NoViableError extends Error {
     rejected: [string, string][];
     constructor(kernel: string, shape: Shape, rejected: [string, string][]);
 }
-/** The integer value of an expression tree. */
+/** The value of an expression tree: integers and floats as Python computes them (`fdiv` is `/`,
+ * `div` and `mod` floor as Python's `//` and `%`, `int` truncates toward zero). */
 export declare function evaluate(t: Expr, scope: Record<string, number>): number;
-/** Sizes and derived values, in order. */
+/** Sizes (integers; float parameters such as eps may be any number) and derived values, in order. */
 export declare function problemScope(v: VariantEntry, shape: Shape): Record<string, number>;
 /** The uniform's bytes, little-endian on a DataView (padding zero). */
 export declare function packUniform(v: VariantEntry, scope: Record<string, number>): Uint8Array;

@@ -19,6 +19,8 @@ export interface VariantEntry {
   portable: boolean; provenance_sha256: string; validated_by: string[];
   /** Values of the shader's `override`s (absent when none): every pass's pipeline gets them. */
   constants?: Record<string, number>;
+  /** Sizes that are float parameters such as eps (absent when none); the others are integers. */
+  float_sizes?: string[];
 }
 export interface Rule {
   label: string; match: Record<string, string | null>;
@@ -49,35 +51,61 @@ export class NoViableError extends Error {
 }
 
 const floorDiv = (a: number, b: number): number => Math.floor(a / b);
+/** Python's divmod of two floats (CPython's float_divmod): // floors, % takes the divisor's sign. */
+function pyDivmod(a: number, b: number): [number, number] {
+  let m = a % b;
+  let div = (a - m) / b;
+  if (m) {
+    if ((b < 0) !== (m < 0)) { m += b; div -= 1; }
+  } else m = b < 0 ? -0 : 0;
+  let floor: number;
+  if (div) {
+    floor = Math.floor(div);
+    if (div - floor > 0.5) floor += 1;
+  } else floor = a / b < 0 ? -0 : 0;
+  return [floor, m];
+}
+const isInt = (a: number, b: number): boolean => Number.isInteger(a) && Number.isInteger(b);
 const BIN: Record<string, (a: number, b: number) => number> = {
-  add: (a, b) => a + b, sub: (a, b) => a - b, mul: (a, b) => a * b,
-  div: floorDiv, mod: (a, b) => a - b * floorDiv(a, b), ceil_div: (a, b) => -floorDiv(-a, b),
+  add: (a, b) => a + b, sub: (a, b) => a - b, mul: (a, b) => a * b, fdiv: (a, b) => a / b,
+  div: (a, b) => isInt(a, b) ? floorDiv(a, b) : pyDivmod(a, b)[0],
+  mod: (a, b) => isInt(a, b) ? a - b * floorDiv(a, b) : pyDivmod(a, b)[1],
+  ceil_div: (a, b) => -floorDiv(-a, b),
   lt: (a, b) => +(a < b), le: (a, b) => +(a <= b), gt: (a, b) => +(a > b),
   ge: (a, b) => +(a >= b), eq: (a, b) => +(a === b), ne: (a, b) => +(a !== b),
 };
 
-/** The integer value of an expression tree. */
+/** The value of an expression tree: integers and floats as Python computes them (`fdiv` is `/`,
+ * `div` and `mod` floor as Python's `//` and `%`, `int` truncates toward zero). */
 export function evaluate(t: Expr, scope: Record<string, number>): number {
   const a = t.args ?? [];
   switch (t.op) {
-    case "const": return t.value as number;
+    case "const": case "fconst": return t.value as number;
     case "var": return scope[t.name as string];
     case "select": return evaluate(evaluate(a[0], scope) ? a[1] : a[2], scope);
     case "and": return +(!!evaluate(a[0], scope) && !!evaluate(a[1], scope));
     case "or": return +(!!evaluate(a[0], scope) || !!evaluate(a[1], scope));
     case "not": return +!evaluate(a[0], scope);
+    case "int": return Math.trunc(evaluate(a[0], scope));
+    case "float": return evaluate(a[0], scope);
+    case "abs": return Math.abs(evaluate(a[0], scope));
     case "min": return Math.min(...a.map((x) => evaluate(x, scope)));
     case "max": return Math.max(...a.map((x) => evaluate(x, scope)));
     default: return BIN[t.op](evaluate(a[0], scope), evaluate(a[1], scope));
   }
 }
 
-/** Sizes and derived values, in order. */
+/** Sizes (integers; float parameters such as eps may be any number) and derived values, in order. */
 export function problemScope(v: VariantEntry, shape: Shape): Record<string, number> {
   const scope: Record<string, number> = {};
+  const floats = v.float_sizes ?? [];
   for (const s of v.sizes) {
     if (!(s in shape)) throw new Error(`${v.name}: shape lacks ${s}`);
-    scope[s] = shape[s];
+    const x = shape[s];
+    if (typeof x !== "number" || !(floats.includes(s) ? Number.isFinite(x) : Number.isInteger(x))) {
+      throw new Error(`${v.name}: ${s}=${String(x)} is not ${floats.includes(s) ? "a number" : "an integer"}`);
+    }
+    scope[s] = x;
   }
   for (const d of v.derived) scope[d.name] = evaluate(d.expr, scope);
   return scope;
