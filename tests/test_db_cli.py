@@ -53,9 +53,12 @@ def test_show_latest_per_key_filters_and_reports_the_corrupt_line(db, capsys):
     code, out, _ = db_cmd(capsys, "show", "--db", str(db), "--shape", "n=2", "--json")
     assert [r["status"] for r in json.loads(out)["records"]] == ["timeout"]
     code, out, _ = db_cmd(
-        capsys, "show", "--db", str(db), "--status", "ok", "--kernel", "x", "--json"
+        capsys, "show", "--db", str(db), "--status", "crash", "--kernel", "k", "--json"
     )
     assert json.loads(out)["records"] == []
+    # A kernel neither the templates nor the database know is a typo: said, exit 2.
+    code, out, err = db_cmd(capsys, "show", "--db", str(db), "--kernel", "x")
+    assert code == 2 and "error: unknown kernel(s) x; known: " in err and out == ""
 
 
 def test_show_missing_database_is_empty(tmp_path, capsys):

@@ -62,36 +62,51 @@ def run(args: argparse.Namespace) -> int:
             _write(tree, args.out)
     counts = {k.name: sum(1 for r in plan.rendered if r.kernel == k.name) for k in kernels}
     if args.check:
-        if args.json:
-            emit_json({"clean": not diffs, "differences": [d.__dict__ for d in diffs]})
-        elif diffs:
-            console.print(f"{args.out} is out of date ({len(diffs)} file(s)); run `wgslgen build`:")
-            for d in diffs:
-                console.print(f"  {d.kind:8} {args.out / d.path}")
-        else:
-            console.print(f"{args.out} is up to date ({len(tree) - 1} files)")
-        return 1 if diffs else 0
-    if args.json:
-        emit_json(
-            {
-                "out": str(args.out),
-                "files_changed": len(diffs),
-                "renderings": counts,
-                "variants": len({(r.kernel, r.name) for r in plan.rendered}),
-            }
-        )
-    else:
-        print_table(
-            f"wgslgen build → {args.out}",
-            ["kernel", "renderings"],
-            [(k, n) for k, n in counts.items()],
-        )
-        console.print(f"{sum(counts.values())} renderings written, {len(diffs)} file(s) changed")
+        return _report_check(args, diffs, len(tree) - 1)
+    validate = None
     if not args.no_validate:
         from wgslgen.cli import cmd_validate
 
-        return cmd_validate.validate_after_build(args, plan)
-    return 0
+        validate = cmd_validate.validate_after_build
+    if args.json:
+        # One JSON document: the validation's object nested in the build's (null when skipped).
+        doc = {
+            "out": str(args.out),
+            "files_changed": len(diffs),
+            "renderings": counts,
+            "variants": len({(r.kernel, r.name) for r in plan.rendered}),
+            "validation": None,
+        }
+        code = 0
+        if validate is not None:
+            code = validate(args, plan, emit=lambda found: doc.update(validation=found))
+        emit_json(doc)
+        return code
+    print_table(
+        f"wgslgen build → {args.out}",
+        ["kernel", "renderings"],
+        [(k, n) for k, n in counts.items()],
+    )
+    console.print(
+        f"{sum(counts.values())} renderings written, {len(diffs)} file(s) changed", markup=False
+    )
+    return 0 if validate is None else validate(args, plan)
+
+
+def _report_check(args: argparse.Namespace, diffs: list, files: int) -> int:
+    """``build --check``: what differs (nothing: up to date); 1 when anything does."""
+    if args.json:
+        emit_json({"clean": not diffs, "differences": [d.__dict__ for d in diffs]})
+    elif diffs:
+        console.print(
+            f"{args.out} is out of date ({len(diffs)} file(s)); run `wgslgen build`:",
+            markup=False,
+        )
+        for d in diffs:
+            console.print(f"  {d.kind:8} {args.out / d.path}", markup=False)
+    else:
+        console.print(f"{args.out} is up to date ({files} files)", markup=False)
+    return 1 if diffs else 0
 
 
 def _write(tree: dict[str, bytes], out: Path) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from rich.markup import escape
@@ -16,20 +16,12 @@ from wgslgen.cli.output import (
     print_table,
     progress,
 )
+from wgslgen.config import default_project
+from wgslgen.errors import WgslgenError
+from wgslgen.tune.bench import format_ns
 from wgslgen.tune.db import Record, ResultsDB, canonical_shape, latest, stale
 
 DEFAULT_DB = Path("tuning/results.jsonl")
-
-
-def format_ns(ns: float | None) -> str:
-    """A duration for people: '812 ns', '12.3 µs', '4.56 ms', '1.20 s'."""
-    if ns is None:
-        return "-"
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if ns >= scale:
-            value = ns / scale
-            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
-    return f"{ns:.0f} ns"
 
 
 def report_problems(path: Path, problems: Sequence[tuple[int, str]], quiet: bool = False) -> None:
@@ -85,10 +77,34 @@ def _db_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def check_kernel_names(names: Sequence[str] | None, defined: Iterable[str], records) -> None:
+    """Refuse a --kernel that names neither a kernel of the templates nor one the database
+    holds records of (a kernel since removed is still known there), as other commands do."""
+    known = list(dict.fromkeys([*defined, *sorted({r.kernel for r in records})]))
+    unknown = [n for n in names or [] if n not in known]
+    if unknown:
+        raise WgslgenError(
+            f"unknown kernel(s) {', '.join(unknown)}; known: {', '.join(known) or '(none)'}"
+        )
+
+
+def _project_kernels(args: argparse.Namespace) -> list[str]:
+    """The names of the project's kernels (none when its templates cannot be read)."""
+    from wgslgen.spec.loader import discover
+
+    project = getattr(args, "project", None) or default_project()
+    try:
+        return [k.name for k in discover(list(project.templates))]
+    except WgslgenError:
+        return []
+
+
 def run_show(args: argparse.Namespace) -> int:
     """Print the records that match the filters."""
     report = ResultsDB(args.db).load()
     report_problems(args.db, report.problems)
+    if args.kernel:
+        check_kernel_names(args.kernel, _project_kernels(args), report.records)
     records = report.records if args.all else latest(report.records)
     shapes = {canonical_shape(s) for s in args.shape or []}
     records = [
@@ -115,8 +131,7 @@ def run_show(args: argparse.Namespace) -> int:
     for digest, group in by_device.items() or [("", [])]:
         label = group[0].device_info.get("label", digest) if group else ""
         title = f"{args.db}: {label} [{digest}]" if group else str(args.db)
-        rows = [[escape(str(c)) for c in _row(r)] for r in group]
-        print_table(escape(title), _SHOW_COLUMNS, rows)
+        print_table(title, _SHOW_COLUMNS, [_row(r) for r in group])  # plain text, no markup
     skipped = f", {len(report.problems)} unreadable line(s) skipped" if report.problems else ""
     devices = f" on {len(by_device)} devices" if len(by_device) > 1 else ""
     console.print(f"{len(records)} record(s){skipped}{devices}", markup=False)
@@ -193,29 +208,37 @@ def run_merge(args: argparse.Namespace) -> int:
 
 def run_prune(args: argparse.Namespace) -> int:
     """Drop records whose code or judging the templates no longer produce."""
-    from wgslgen.spec.loader import discover, select
+    from wgslgen.spec.loader import discover
     from wgslgen.tune.keys import recorded_variants
     from wgslgen.tune.selection import current_keys
 
-    kernels = select(discover(args.templates), args.kernel)
-    names = {k.name for k in kernels}
+    defined = discover(args.templates)
     db = ResultsDB(args.db)
     report = db.load()
     report_problems(args.db, report.problems)
+    check_kernel_names(args.kernel, [k.name for k in defined], report.records)
+    # A kernel named that only the database knows (no longer defined) has no current
+    # renderings: its records are those of a kernel the templates do not define.
+    kernels = [k for k in defined if not args.kernel or k.name in args.kernel]
+    names = {k.name for k in kernels}
+    # Records of a defined kernel that --kernel left out were not judged: never dropped.
+    spared = {k.name for k in defined} - names
+
+    def doomed_of(records: Iterable[Record]) -> list[Record]:
+        return [r for r in stale(records, keep, names, args.all) if r.kernel not in spared]
+
     # Only the variants the database is about are rendered (a space may hold millions).
     total = sum(len(recorded_variants(k, report.records)) for k in kernels if k.problem)
     with progress("rendering", total, not args.json) as bar:
         keep = current_keys(kernels, bar.advance, report.records)
-    doomed = stale(report.records, keep, names, args.all)
+    doomed = doomed_of(report.records)
     kept_foreign = 0 if args.all else sum(1 for r in report.records if r.kernel not in names)
     judged = {(r.kernel, r.variant) for r in report.records}
     moved = 0
     if not args.dry_run and (doomed or report.problems):
         # The same rule, applied to the file as it is under the lock; a record that arrived
         # since (a tune running beside us) was not judged here and is kept.
-        _, moved = db.prune(
-            lambda r: (r.kernel, r.variant) in judged and bool(stale([r], keep, names, args.all))
-        )
+        _, moved = db.prune(lambda r: (r.kernel, r.variant) in judged and bool(doomed_of([r])))
     if args.json:
         emit_json(
             {

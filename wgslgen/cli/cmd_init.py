@@ -1,4 +1,5 @@
-"""`wgslgen init`: a starter project config and an example kernel folder (never overwrites)."""
+"""`wgslgen init`: a starter project config and the example kernel kernels/rmsnorm/ (never
+overwrites)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from wgslgen.starter import CONFIG, KERNEL_TOML, REFERENCE, TEMPLATE
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``init`` command."""
-    p = sub.add_parser("init", help="write a starter project config and an example kernel")
+    p = sub.add_parser(
+        "init", help="write a starter project config and an example kernel, kernels/rmsnorm/"
+    )
     p.add_argument(
         "folder", nargs="?", type=Path, default=Path("."), help="project folder (default: .)"
     )
@@ -55,8 +58,11 @@ def run(args: argparse.Namespace) -> int:
     example.mkdir(parents=True)
     for path, text in files.items():
         atomic_write_text(path, text)
-    console.print(f"wrote {config} and {example}/ (kernel.toml, rmsnorm.wgsl.j2, reference.py)")
-    console.print("next: wgslgen list; wgslgen build; wgslgen test --adapter cpu")
+    console.print(
+        f"wrote {config} and {example}/ (kernel.toml, rmsnorm.wgsl.j2, reference.py)",
+        markup=False,
+    )
+    console.print("next: wgslgen list; wgslgen build; wgslgen test --adapter cpu", markup=False)
     return 0
 
 

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from rich import box
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from wgslgen.check.engines.base import find_location
 from wgslgen.cli.options import (
     add_device_options,
     add_input_seed_option,
@@ -15,13 +20,21 @@ from wgslgen.cli.options import (
     add_shape_option,
     one_profile,
 )
-from wgslgen.cli.output import add_common_options, console, emit_json, print_adapter, progress
+from wgslgen.cli.output import (
+    add_common_options,
+    console,
+    emit_json,
+    print_adapter,
+    print_title,
+    progress,
+)
 from wgslgen.cli.space_guard import add_max_variants_option, check_space
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
+from wgslgen.render.renderer import RenderedVariant
 from wgslgen.run.harness import CaseResult, Harness, Report
 from wgslgen.run.reference import with_reference
-from wgslgen.spec.kernel import format_shape
+from wgslgen.spec.kernel import KernelSpec, format_shape
 from wgslgen.spec.loader import discover, select
 
 _CELL = {
@@ -61,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     overrides = parse_overrides(args.set)
     check_space(kernels, overrides, args.max_variants, "test")
     chooser = (lambda spec: apply_overrides(spec, overrides)) if overrides else None
+    _check_shapes(kernels, args.shape)
     profile = one_profile(args)
     with Harness(args.adapter, args.timeout, args.input_seed) as harness:
         print_adapter(harness.adapter_info, args.json)
@@ -72,28 +86,50 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report.to_dict())
     else:
-        _print_report(report)
+        renderings = {rendered.name: rendered for rendered, _ in plan.cases}
+        _print_report(report, renderings)
     return 0 if report.ok else 1
 
 
-def _print_report(report: Report) -> None:
+def _check_shapes(kernels: Sequence[KernelSpec], shapes: Sequence[dict] | None) -> None:
+    """Refuse a --shape that sets the sizes of none of the kernels (a typo, a size left out)
+    before the device opens, as `tune` does; a shape applies to the kernels whose sizes it
+    sets, so with several kernels each shape must fit one of them."""
+    runnable = [k for k in kernels if k.problem is not None]
+    for shape in shapes or []:
+        if not runnable or any(set(shape) == set(k.problem.sizes) for k in runnable):
+            continue
+        if len(runnable) == 1:
+            (k,) = runnable
+            raise WgslgenError(
+                f"kernel {k.name}: shape {format_shape(shape)} must set exactly "
+                f"{', '.join(k.problem.sizes)}",
+            )
+        wanted = "; ".join(f"{k.name}: {', '.join(k.problem.sizes)}" for k in runnable)
+        raise WgslgenError(
+            f"shape {format_shape(shape)} sets exactly the sizes of none of the kernels ({wanted})",
+        )
+
+
+def _print_report(report: Report, renderings: Mapping[str, RenderedVariant]) -> None:
     by_kernel: dict[str, list[CaseResult]] = {}
     for r in report.results:
         by_kernel.setdefault(r.kernel, []).append(r)
     for kernel, results in by_kernel.items():
         _print_kernel_table(kernel, results, report)
-    _print_details("failures", report.failures)
+    _print_details("failures", report.failures, renderings)
     _print_details(
         "n/a (preconditions exclude the shape)",
         [r for r in report.results if r.status == "n/a"],
+        renderings,
         style="dim",
     )
     for n in report.not_run:
-        console.print(f"[dim]not run[/] {n.variant or n.kernel}: {n.reason}")
+        console.print(f"[dim]not run[/] {escape(f'{n.variant or n.kernel}: {n.reason}')}")
     for note in report.notes():
-        console.print(f"[yellow]{note}[/]")
+        console.print(note, style="yellow", markup=False)
     style = "green" if report.ok else "bold red"
-    console.print(f"[{style}]{report.summary()}[/]")
+    console.print(report.summary(), style=style, markup=False)
     if not report.results:
         console.print("[bold red]nothing was run[/]")
 
@@ -101,10 +137,9 @@ def _print_report(report: Report) -> None:
 def _print_kernel_table(kernel: str, results: list[CaseResult], report: Report) -> None:
     shapes = list(dict.fromkeys(format_shape(r.shape) for r in results))
     for i, s in enumerate(shapes, 1):
-        console.print(f"  S{i}: {s}")
+        console.print(f"  S{i}: {s}", markup=False)
+    print_title(f"wgslgen test: {kernel} on {report.adapter} (profile {report.profile})")
     table = Table(
-        title=f"wgslgen test: {kernel} on {report.adapter} (profile {report.profile})",
-        title_justify="left",
         box=box.SIMPLE_HEAD,  # no vertical rules: the matrix fits 80 columns
         pad_edge=False,
     )
@@ -123,16 +158,84 @@ def _print_kernel_table(kernel: str, results: list[CaseResult], report: Report) 
         errors = [c.max_abs for c in cells.values() if c.max_abs is not None]
         worst = f"{max(errors):.1e}" if errors else ""
         table.add_row(
-            variant, *(_CELL[cells[s].status] if s in cells else "" for s in shapes), worst
+            Text(variant), *(_CELL[cells[s].status] if s in cells else "" for s in shapes), worst
         )
     console.print(table)
 
 
-def _print_details(title: str, results: Sequence[CaseResult], style: str = "bold red") -> None:
+def _print_details(
+    title: str,
+    results: Sequence[CaseResult],
+    renderings: Mapping[str, RenderedVariant],
+    style: str = "bold red",
+) -> None:
+    """Each distinct problem once: the cases whose message is the same (but for the line of
+    the generated file it names) and that come from the same template line are one group,
+    shown with that template line and the variants and shapes it hit (--json lists every
+    case)."""
     if not results:
         return
     console.print(f"[bold]{title}:[/]")
-    for r in results:
-        console.print(f"  [{style}]{r.status}[/] {r.variant} @ {format_shape(r.shape)}")
-        for line in r.message.splitlines():
+    for group in _grouped(results, renderings):
+        first, template = group.cases[0], group.template
+        if len(group.cases) == 1:
+            where = f"{first.variant} @ {format_shape(first.shape)}"
+        else:
+            variants = list(dict.fromkeys(r.variant for r in group.cases))
+            shapes = list(dict.fromkeys(format_shape(r.shape) for r in group.cases))
+            named = ", ".join(variants[:4]) + (
+                f" and {len(variants) - 4} more" if len(variants) > 4 else ""
+            )
+            at = shapes[0] if len(shapes) == 1 else f"{len(shapes)} shape(s)"
+            where = f"in {len(group.cases)} case(s), {len(variants)} variant(s) at {at}: {named}"
+        console.print(f"  [{style}]{first.status}[/] {escape(where)}")
+        if template:
+            console.print(f"      --> template {template}", markup=False)
+        for line in first.message.splitlines():
             console.print(f"      {line}", markup=False, highlight=False)
+
+
+_CARETS = re.compile(r"\s*\^+.*")
+
+
+def _without_quotes(message: str) -> str:
+    """``message`` without the source lines a compiler diagnostic quotes: naga/wgpu's
+    codespan block ("41 │   acc += vv;", "┌─ wgsl:41:16") and Tint's line over its carets."""
+    lines = message.splitlines()
+    kept = []
+    for i, text in enumerate(lines):
+        under = lines[i + 1] if i + 1 < len(lines) else ""
+        if "│" in text or "┌─" in text or _CARETS.fullmatch(text) or _CARETS.fullmatch(under):
+            continue
+        kept.append(text)
+    return "\n".join(kept)
+
+
+@dataclass
+class _Group:
+    template: str | None
+    cases: list[CaseResult] = field(default_factory=list)
+
+
+def _grouped(
+    results: Sequence[CaseResult], renderings: Mapping[str, RenderedVariant]
+) -> list[_Group]:
+    """``results`` grouped by (status, stage, template line, message). The message is
+    compared without the generated file's line number and the quoted source lines (a
+    variant's rendering of the template line may differ, e.g. its dtype), so one template
+    error is one group across the variants and shapes it hit, as `validate` shows it."""
+    groups: dict[tuple, _Group] = {}
+    for r in results:
+        line, _ = find_location(r.message)
+        rendered = renderings.get(r.variant)
+        template = None
+        message = r.message
+        if line is not None:
+            if rendered is not None:
+                path, number = rendered.origin(line)
+                template = f"{path}:{number}" if number else None
+            message = re.sub(rf"(?<!\d){line}(?!\d)", "#", message)
+            message = _without_quotes(message)
+        key = (r.status, r.stage, template, " ".join(message.split()))
+        groups.setdefault(key, _Group(template)).cases.append(r)
+    return list(groups.values())

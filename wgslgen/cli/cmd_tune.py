@@ -329,7 +329,7 @@ def _print_shape(report: ShapeReport, top: int) -> None:
             console.print(f"head-to-head ({rounds} rounds): {line}", markup=False)
         speed = f", {d.speedup:.2f}x vs baseline" if d.speedup else ", no baseline time"
         console.print(
-            f"[green]winner[/] {d.winner.removeprefix(prefix)} "
+            f"[green]winner[/] {escape(d.winner.removeprefix(prefix))} "
             f"({format_ns(d.medians[d.winner])}{speed}): {escape(d.reason.replace(prefix, ''))}",
             markup=True,
         )
@@ -352,8 +352,8 @@ def _shape_header(plan: ShapePlan) -> str:
         else f"{len(plan.eligible)} candidate(s)"
     )
     return (
-        f"\n[bold]{plan.spec.name}[/] @ {escape(format_shape(plan.shape))}: {plan.strategy} "
-        f"search, {escape(found)}" + (excluded if plan.excluded else "")
+        f"\n[bold]{escape(plan.spec.name)}[/] @ {escape(format_shape(plan.shape))}: "
+        f"{plan.strategy} search, {escape(found)}" + (excluded if plan.excluded else "")
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -205,11 +205,14 @@ def run(args: argparse.Namespace) -> int:
     return _validate_and_report(args, rendered, problems)
 
 
-def validate_after_build(args: argparse.Namespace, plan: Any) -> int:
+def validate_after_build(
+    args: argparse.Namespace, plan: Any, emit: Callable[[dict[str, Any]], None] = emit_json
+) -> int:
     """The validation `wgslgen build` runs on what it just rendered: a one-screen summary
-    (the full table with ``--verbose``)."""
+    (the full table with ``--verbose``); under ``--json`` its object goes to ``emit`` (build
+    nests it in its own: stdout holds one JSON document)."""
     return _validate_and_report(
-        args, plan.rendered, [], summary=not args.verbose, written_to=args.out
+        args, plan.rendered, [], summary=not args.verbose, written_to=args.out, emit=emit
     )
 
 
@@ -238,6 +241,7 @@ def _validate_and_report(
     problems: list[FileProblem],
     summary: bool = False,
     written_to: Path | None = None,
+    emit: Callable[[dict[str, Any]], None] = emit_json,
 ) -> int:
     profiles = [load_profile(n) for n in _profile_names(args)]
     engines = getattr(args, "engines", None) or None
@@ -254,22 +258,24 @@ def _validate_and_report(
             remember=False if getattr(args, "no_cache", False) else None,
             interfaces=getattr(args, "interfaces", None),
         )
-    if args.json:
-        emit_json(report.to_dict())
-    else:
-        (_print_summary if summary else _print_report)(report)
-    unmet = {p: _unmet(report, p) for p in getattr(args, "require", None) or []}
-    for p, bad in unmet.items():
-        if bad:  # on stderr under --json: stdout must stay one JSON document
-            (err_console if args.json else console).print(
-                f"[red]--require {p}:[/] {len(bad)} variant(s) do not fit or do not compile"
-            )
-    # An engine asked for by name that could not run validated nothing: not a pass.
+    # An engine asked for by name that could not run validated nothing: not a pass. People
+    # get the error alone (a summary's counts would read as a clean result); machines get
+    # the object too, whose engines_missing names it, and the same exit code.
     unusable = {n: why for n, why in report.engines_missing.items() if n in (engines or [])}
+    if args.json:
+        emit(report.to_dict())
+    elif not unusable:
+        (_print_summary if summary else _print_report)(report)
     for name, why in unusable.items():
         print_error(f"--engines {name}: not available: {why}")
     if unusable:
         return 2
+    unmet = {p: _unmet(report, p) for p in getattr(args, "require", None) or []}
+    for p, bad in unmet.items():
+        if bad:  # on stderr under --json: stdout must stay one JSON document
+            (err_console if args.json else console).print(
+                f"[red]--require {escape(p)}:[/] {len(bad)} variant(s) do not fit or do not compile"
+            )
     failed = report.compile_failures() or report.problems() or any(unmet.values())
     failed = failed or report.interface_mismatches()
     return 1 if failed else 0
@@ -337,7 +343,7 @@ def _print_summary(report: ValidationReport) -> None:
 
 def _print_footer(report: ValidationReport) -> None:
     for name, why in report.engines_missing.items():
-        console.print(f"[yellow]engine {name} not used:[/] {escape(why)}")  # [dawn] is text
+        console.print(f"[yellow]engine {escape(name)} not used:[/] {escape(why)}")  # [dawn]
     versions = "; ".join(f"{n}: {v}" for n, v in report.engine_versions.items())
     fits = ", ".join(
         f"{len(report.results) - len(report.not_fitting(p))} fit {p}" for p in report.profiles
@@ -347,7 +353,8 @@ def _print_footer(report: ValidationReport) -> None:
         f"{len(report.results)} renderings, {len(report.compile_failures())} fail to compile, "
         f"{len(report.problems())} cannot be judged in full, "
         + (f"{differ} differ from their kernel.toml, " if differ else "")
-        + f"{fits} ({versions})"
+        + f"{fits} ({versions})",
+        markup=False,
     )
 
 
@@ -365,7 +372,7 @@ def _print_problems(report: ValidationReport) -> None:
         for name, verdict in r.implementations.items():
             if verdict.gap:
                 console.print(
-                    f"[yellow]gap[/] ({name}): {escape(f'{r.file}: {verdict.reasons[0]}')}"
+                    f"[yellow]gap[/] ({escape(name)}): {escape(f'{r.file}: {verdict.reasons[0]}')}"
                 )
 
 
@@ -377,7 +384,7 @@ def _print_diagnostics(report: ValidationReport) -> None:
         console.print(
             f"[bold red]error[/] ({d.engine}): {escape(d.message)}\n"
             f"  --> {escape(d.generated)}\n  --> template {escape(d.template)}\n"
-            f"  in {len(d.variants)} variant(s): {shown}"
+            f"  in {len(d.variants)} variant(s): {escape(shown)}"
         )
         detail = "\n".join("      " + line for line in d.detail.splitlines()[:12])
         if detail:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 EXAMPLES = {
     "init": """\
-  wgslgen init                    # wgslgen.toml (or [tool.wgslgen]) and kernels/example/
+  wgslgen init                    # wgslgen.toml (or [tool.wgslgen]) and kernels/rmsnorm/
   wgslgen init --pyproject        # add [tool.wgslgen] to ./pyproject.toml instead
 """,
     "build": """\

@@ -11,8 +11,15 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+# Piped output (a file, grep, a CI log) is not cut to any width: a path or a message wrapped
+# mid-word cannot be searched or copied. A terminal gets its own width.
+console = Console(
+    highlight=False,
+    width=None if sys.stdout.isatty() else 100_000,
+    soft_wrap=not sys.stdout.isatty(),
+)
 err_console = Console(stderr=True, highlight=False)
 
 
@@ -25,10 +32,22 @@ JSON_SCHEMA_VERSION = 1  # of every command's --json object (docs/json-output.md
 
 
 def emit_json(obj: Any) -> None:
-    """Machine output: one JSON document on stdout (an object carries ``schema_version``)."""
+    """Machine output: one JSON document on stdout. An object starts with ``schema_version``;
+    the other keys, at every level, are sorted (the same run prints the same text)."""
     if isinstance(obj, dict):
-        obj = {"schema_version": JSON_SCHEMA_VERSION, **obj}
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+        rest = {k: v for k, v in obj.items() if k != "schema_version"}
+        version = obj.get("schema_version", JSON_SCHEMA_VERSION)
+        obj = {"schema_version": version, **_sorted_keys(rest)}
+    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+
+
+def _sorted_keys(obj: Any) -> Any:
+    """``obj`` with the keys of every dict in it sorted (what ``sort_keys`` would print)."""
+    if isinstance(obj, dict):
+        return {k: _sorted_keys(obj[k]) for k in sorted(obj)}
+    if isinstance(obj, list | tuple):
+        return [_sorted_keys(v) for v in obj]
+    return obj
 
 
 def print_adapter(info: dict[str, Any], json_mode: bool = False, extra: str = "") -> None:
@@ -51,13 +70,21 @@ def print_adapter(info: dict[str, Any], json_mode: bool = False, extra: str = ""
 
 
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    """A table for people."""
-    table = Table(title=title, title_justify="left")
+    """A table for people. Every title and cell is plain text, never rich markup (a kernel
+    name, path or message may hold [brackets])."""
+    print_title(title)
+    table = Table(title_justify="left")
     for col in columns:
-        table.add_column(col)
+        table.add_column(Text(str(col)))
     for row in rows:
-        table.add_row(*(str(c) for c in row))
+        table.add_row(*(Text(str(c)) for c in row))
     console.print(table)
+
+
+def print_title(title: str) -> None:
+    """A table's title as a line of its own: a table title wraps at the table's width, which
+    cuts a long path (`wgslgen build → /a/long/path`) mid-word."""
+    console.print(Text(title, style="table.title"), soft_wrap=True)
 
 
 @contextmanager
@@ -94,7 +121,8 @@ def add_common_options(parser: Any, *, templates: bool = True, variants: bool = 
             action="append",
             metavar="DIR",
             help="folder of kernel folders and/or .wgsl files, or one .wgsl file "
-            "(repeatable; default: the bundled templates/)",
+            "(repeatable; default: the project's `templates` in wgslgen.toml or "
+            "[tool.wgslgen], or the bundled templates/ outside a project)",
         )
         parser.add_argument(
             "--kernel", action="append", metavar="K", help="only this kernel (repeatable)"

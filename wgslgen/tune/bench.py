@@ -341,6 +341,17 @@ def head_to_head(
     return {name: timer.measurement(samples[name], ks[name]) for name in records}
 
 
+def format_ns(ns: float | None) -> str:
+    """A duration for people: '812 ns', '12.3 µs', '4.56 ms', '1.20 s' (as the tables show)."""
+    if ns is None:
+        return "-"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            value = ns / scale
+            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return f"{ns:.0f} ns"
+
+
 def pick_winner(
     results: dict[str, Measurement], tie_key: Callable[[str], tuple]
 ) -> tuple[str, str]:
@@ -363,8 +374,9 @@ def pick_winner(
     )
     winner = tied[0]
     if len(tied) == 1:
-        return winner, f"fastest by more than the noise ({noise:.0f} ns)"
+        return winner, f"fastest by more than the noise ({format_ns(noise)})"
     return winner, (
-        f"tied within noise {noise:.0f} ns of fastest {fastest} ({best.median_ns:.0f} ns): "
+        f"tied within noise {format_ns(noise)} of fastest {fastest} "
+        f"({format_ns(best.median_ns)}): "
         f"{', '.join(tied)}; smallest tie key wins"
     )

@@ -16,7 +16,7 @@ from typing import Any
 from wgslgen.check.wgsl import WgslFacts
 from wgslgen.render.renderer import RenderedVariant
 from wgslgen.spec.kernel import KernelSpec, format_shape
-from wgslgen.tune.bench import Measurement, pick_winner
+from wgslgen.tune.bench import Measurement, format_ns, pick_winner
 from wgslgen.tune.db import Choice, Record, SelectionEntry
 from wgslgen.tune.keys import (  # noqa: F401  (re-exported: callers import them from here)
     JUDGE_VERSION,
@@ -246,7 +246,7 @@ def decide(
         # Never declare a winner that was slower than the baseline in the same round.
         reason = (
             f"the baseline beat {winner} in the same head-to-head round "
-            f"({pool[base].median_ns:.0f} ns vs {pool[winner].median_ns:.0f} ns)"
+            f"({format_ns(pool[base].median_ns)} vs {format_ns(pool[winner].median_ns)})"
         )
         winner = base
     medians = {n: m.median_ns for n, m in eligible.items()}
@@ -270,7 +270,7 @@ def decide(
             notes.append(f"the baseline, not eligible, is faster than the winner ({ratio:.2f}x)")
         elif not significant and base_name != winner:
             notes.append(
-                f"the baseline is within the noise ({noise:.0f} ns) of the winner: the "
+                f"the baseline is within the noise ({format_ns(noise)}) of the winner: the "
                 f"{ratio:.2f}x speedup is not significant"
             )
     return Decision(
