@@ -100,15 +100,21 @@ def test_every_json_object_has_the_documented_keys(
         assert set(doc) - {"schema_version"} == documented[name], name
 
 
+def _scale_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the `scale` kernel at tmp_path/kernels/scale, tmp_path the current folder."""
+    monkeypatch.chdir(tmp_path)
+    kernel = tmp_path / "kernels" / "scale"
+    shutil.copytree(SCALE, kernel)
+    return kernel
+
+
 # --- 2. test: the same compile error once, with its template line and what it hit ---
 
 
 def test_test_prints_one_compile_error_once_with_its_template_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    kernel = tmp_path / "kernels" / "scale"
-    shutil.copytree(SCALE, kernel)
+    kernel = _scale_in(tmp_path, monkeypatch)
     template = kernel / "scale.wgsl.j2"
     source = template.read_text()
     template.write_text(source.replace("y[i] = params.alpha *", "y[i] = vv *"))
@@ -133,9 +139,7 @@ def test_test_prints_one_compile_error_once_with_its_template_line(
 def test_square_brackets_in_reasons_are_printed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    kernel = tmp_path / "kernels" / "scale"
-    shutil.copytree(SCALE, kernel)
+    kernel = _scale_in(tmp_path, monkeypatch)
     toml = kernel / "kernel.toml"
     original = toml.read_text()
     toml.write_text(re.sub(r"shapes = \[\{ n = 1 \}, \{ n = 1000 \}\]", "shapes = []", original))

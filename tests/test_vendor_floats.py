@@ -16,8 +16,7 @@ import pytest
 
 from tests import vendor_helpers as vh
 from tests.conftest import ROOT
-from tests.test_vendor_node import ICD, TSC, run_node_client
-from tests.vendor_clients import rust_conformance
+from tests.test_vendor_node import ICD, run_node_client
 from wgslgen.cli import main
 from wgslgen.errors import WgslgenError
 from wgslgen.vendor import conformance, folder, rules
@@ -195,32 +194,15 @@ def test_starter_rust_module(starter, tmp_path):
     _, out, manifest, cases = starter
     rs = (out / "rust" / "wgslgen_kernels.rs").read_text()
     assert "pub struct RmsnormShape { pub rows: i64, pub dim: i64, pub eps: f64, }" in rs
-    src = tmp_path / "conformance_test.rs"
-    src.write_text(rust_conformance.generate(out, cases, manifest, "wgslgen_kernels.rs"))
-    assert "inv_dim as f64).to_bits()" in src.read_text()  # wgslgen's value, bit for bit
-    exe = tmp_path / "conformance"
-    build = subprocess.run(
-        [RUSTC, "--edition", "2021", "--test", "-O", str(src), "-o", str(exe)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert build.returncode == 0, build.stderr[-4000:]
-    assert "warning" not in build.stderr, build.stderr[-2000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    assert "3 passed" in run.stdout
+    source = vh.rust_conformance_passes(out, cases, manifest, tmp_path)
+    assert "inv_dim as f64).to_bits()" in source  # wgslgen's value, bit for bit
 
 
 def test_starter_ts_module_typechecks(starter):
     out = starter[1]
-    if not TSC.exists():
+    if not vh.TSC.exists():
         pytest.skip("typescript not installed")
-    proc = subprocess.run(
-        [str(TSC), "--noEmit", "--strict", "--target", "ES2022", "--module", "ES2022",
-         "--skipLibCheck", "--types", "@webgpu/types", "--typeRoots", str(ROOT / "node_modules"),
-         str(out / "ts" / "wgslgen_kernels.ts")],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    vh.ts_module_typechecks(out / "ts" / "wgslgen_kernels.ts")
 
 
 @pytest.mark.skipif(ICD is None, reason="Debian chromium (SwiftShader ICD) not installed")

@@ -15,7 +15,7 @@ from tests import vendor_helpers as vh
 from tests.conftest import ROOT
 
 RUNTIME = ROOT / "wgslgen" / "vendor" / "runtime" / "ts"
-TSC = ROOT / "node_modules" / ".bin" / "tsc"
+TSC = vh.TSC
 
 
 def swiftshader_icd() -> Path | None:
@@ -80,13 +80,7 @@ def test_vendored_ts_module_typechecks(vendored):
     }
     if not TSC.exists():
         pytest.skip("typescript not installed")
-    proc = subprocess.run(
-        [str(TSC), "--noEmit", "--strict", "--target", "ES2022", "--module", "ES2022",
-         "--skipLibCheck", "--types", "@webgpu/types", "--typeRoots", str(ROOT / "node_modules"),
-         str(out / "ts" / "wgslgen_kernels.ts")],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    vh.ts_module_typechecks(out / "ts" / "wgslgen_kernels.ts")
 
 
 @pytest.mark.skipif(ICD is None, reason="Debian chromium (SwiftShader ICD) not installed")

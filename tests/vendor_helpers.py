@@ -70,3 +70,41 @@ def run_python_client(out: Path, cwd: Path) -> list[dict]:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     return [json.loads(x) for x in proc.stdout.splitlines()]
+
+
+TSC = ROOT / "node_modules" / ".bin" / "tsc"
+
+
+def rust_conformance_passes(out: Path, cases: dict, manifest: dict, tmp_path: Path) -> str:
+    """Compile the vendored Rust module's conformance test with ``rustc --test`` and run it:
+    every shared case must pass, without a compiler warning. Returns the test's source."""
+    import shutil
+
+    from tests.vendor_clients import rust_conformance
+
+    rustc = shutil.which("rustc")
+    assert rustc, "rustc is needed for the Rust binding's tests"
+    src = tmp_path / "conformance_test.rs"
+    src.write_text(rust_conformance.generate(out, cases, manifest, "wgslgen_kernels.rs"))
+    exe = tmp_path / "conformance"
+    build = subprocess.run(
+        [rustc, "--edition", "2021", "--test", "-O", str(src), "-o", str(exe)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stderr[-4000:]
+    assert "warning" not in build.stderr, build.stderr[-2000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "3 passed" in run.stdout
+    return src.read_text()
+
+
+def ts_module_typechecks(module: Path) -> None:
+    """``tsc --strict`` on a vendored TypeScript module, against @webgpu/types."""
+    proc = subprocess.run(
+        [str(TSC), "--noEmit", "--strict", "--target", "ES2022", "--module", "ES2022",
+         "--skipLibCheck", "--types", "@webgpu/types", "--typeRoots", str(ROOT / "node_modules"),
+         str(module)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from wgslgen.atomic import atomic_write_text
 from wgslgen.errors import WgslgenError
+from wgslgen.render.outdir import refuse_unsafe
 
 LEDGER_NAME = "wgslgen-transpiled.json"
 GENERATOR = "wgslgen transpile"
@@ -23,15 +24,7 @@ GENERATOR = "wgslgen transpile"
 
 def check_folder(out: Path) -> None:
     """Refuse an output folder transpiling could damage; say why, before any work is done."""
-    resolved = out.resolve()
-    cwd = Path.cwd().resolve()
-    if resolved == cwd or resolved in cwd.parents:
-        raise WgslgenError(
-            f"{out}: refusing to transpile into the current folder or a folder that contains "
-            "it; choose a subfolder such as build/transpiled"
-        )
-    if out.exists() and not out.is_dir():
-        raise WgslgenError(f"{out}: exists and is not a directory; nothing was written")
+    refuse_unsafe(out, "transpile", "build/transpiled")
     if out.is_dir() and not (out / LEDGER_NAME).is_file() and any(out.iterdir()):
         raise WgslgenError(
             f"{out}: folder is not empty and holds no {LEDGER_NAME} (its files were not "

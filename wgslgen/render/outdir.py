@@ -16,18 +16,24 @@ from wgslgen.errors import WgslgenError
 from wgslgen.render import manifest as mf
 
 
-def check_out(out: Path) -> None:
-    """Refuse an output folder that a build could damage: a file, the current folder or one
-    holding it, or a non-empty folder that wgslgen did not write."""
+def refuse_unsafe(out: Path, action: str, subfolder: str) -> None:
+    """Refuse, as ``out`` for ``action`` ("build", "transpile"), the current folder or one
+    holding it, and a path that is not a folder."""
     resolved = out.resolve()
     cwd = Path.cwd().resolve()
     if resolved == cwd or resolved in cwd.parents:
         raise WgslgenError(
-            f"{out}: refusing to build into the current folder or a folder that contains it "
-            "(the build replaces the output folder); choose a subfolder such as generated"
+            f"{out}: refusing to {action} into the current folder or a folder that contains "
+            f"it; choose a subfolder such as {subfolder}"
         )
     if out.exists() and not out.is_dir():
         raise WgslgenError(f"{out}: exists and is not a directory; nothing was written")
+
+
+def check_out(out: Path) -> None:
+    """Refuse an output folder that a build could damage: a file, the current folder or one
+    holding it, or a non-empty folder that wgslgen did not write."""
+    refuse_unsafe(out, "build", "generated (the build replaces the output folder)")
     if out.is_symlink() and not out.exists():
         raise WgslgenError(f"{out}: is a broken symbolic link; nothing was written")
     if not out.is_dir():
