@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,6 +95,31 @@ def test_user_project_needs_no_path_options_and_touches_no_other_output(
     assert (project / "tuning" / "results.jsonl").stat().st_size > 0
     assert "rmsnorm" in (project / "tuning" / "selection.json").read_text()
     assert _digest(ROOT / "generated") == generated_before
+    # What the build wrote does not depend on the folder it ran in (the headers name the
+    # template inside its templates folder): checked from the root and a kernel folder.
+    for folder in (project, project / "kernels" / "rmsnorm"):  # a fresh process each
+        check = subprocess.run(
+            [sys.executable, "-m", "wgslgen", "build", "--check"],
+            cwd=folder, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_profile_setting_is_the_default_limit_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["init", str(tmp_path)]) == 0
+    config = tmp_path / "wgslgen.toml"
+    config.write_text(config.read_text().replace('# profile = "webgpu"', 'profile = "compat"'))
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["validate", "--json", "--engines", "naga"]) == 0
+    assert json.loads(capsys.readouterr().out)["profiles"] == ["compat"]
+    args = ["test", "--json", "--adapter", "cpu", "--set", "wg=32", "--set", "s=f32"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["profile"] == "compat"
+    assert main(["validate", "--json", "--engines", "naga", "--profile", "webgpu"]) == 0
+    assert json.loads(capsys.readouterr().out)["profiles"] == ["webgpu"]  # the option wins
 
 
 def test_init_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -77,13 +77,13 @@ def _finish_command(parser: argparse.ArgumentParser, name: str, project: Project
             action.default = value
 
 
-# Which option of which command takes its default from which project setting.
+# Which option of which command takes its default from which project setting (the repeatable
+# --templates and --profile are filled after parsing, by _fill_lists).
 _PROJECT_DEFAULTS = {
-    "build": {"out": "output", "profile": "profile"},
+    "build": {"out": "output"},
     "transpile": {"out": "transpiled"},
-    "validate": {"profile": "profile"},
-    "test": {"profile": "profile", "adapter": "adapter"},
-    "tune": {"db": "db", "selection": "selection", "profile": "profile", "adapter": "adapter"},
+    "test": {"adapter": "adapter"},
+    "tune": {"db": "db", "selection": "selection", "adapter": "adapter"},
     "db show": {"db": "db"},
     "db merge": {"db": "db"},
     "db prune": {"db": "db"},

@@ -8,7 +8,7 @@ from typing import Any
 
 from wgslgen import __version__
 from wgslgen.errors import WgslgenError
-from wgslgen.render.renderer import RenderedVariant, _display_path, template_sha256
+from wgslgen.render.renderer import RenderedVariant, stored_template_path, template_sha256
 from wgslgen.spec.kernel import KernelSpec
 
 MANIFEST_NAME = "manifest.json"
@@ -19,7 +19,7 @@ def kernel_entry(spec: KernelSpec) -> dict[str, Any]:
     """The manifest's description of a kernel: its axes, baseline and problem."""
     problem = spec.problem
     return {
-        "template": _display_path(spec.template_path),
+        "template": stored_template_path(spec),
         "template_sha256": template_sha256(spec),
         "plain": spec.plain,
         "entry_point": spec.entry_point,
