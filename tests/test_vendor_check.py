@@ -63,3 +63,31 @@ def test_cli_vendor_and_check_exit_codes(tmp_path, capsys):
     assert main(["vendor", "--out", str(ROOT / "generated" / "x")]) == 2
     assert main(["vendor", "--check", str(tmp_path)]) == 2  # never vendored
     assert "not a vendored folder" in capsys.readouterr().err
+
+
+def test_check_works_from_the_consuming_project_and_a_moved_checkout(tmp_path, capsys, monkeypatch):
+    from wgslgen.cli import main
+
+    producer = tmp_path / "a" / "producer"
+    _kernel_copy(producer)
+    (producer / "tuning").mkdir()
+    shutil.copy(ROOT / "tuning" / "selection.json", producer / "tuning" / "selection.json")
+    monkeypatch.chdir(producer)  # relative paths, as a user types them
+    args = ["vendor", "--templates", "templates", "--selection", "tuning/selection.json"]
+    assert main([*args, "--lang", "py", "--out", "../app/src/gpu_kernels"]) == 0
+    out = tmp_path / "a" / "app" / "src" / "gpu_kernels"
+    inputs = vh.json.loads((out / "manifest.json").read_text())["inputs"]
+    assert inputs["templates"] == ["../../../producer/templates"]  # from the vendored folder
+    assert inputs["selection"] == "../../../producer/tuning/selection.json"
+    capsys.readouterr()
+    for cwd, folder_arg in ((out.parents[1], "src/gpu_kernels"), (out, ".")):
+        monkeypatch.chdir(cwd)  # the consuming project's pre-commit hook, the folder itself
+        assert main(["vendor", "--check", folder_arg]) == 0, capsys.readouterr()
+    # both checkouts moved together (another machine): still clean, the old place gone
+    shutil.move(tmp_path / "a", tmp_path / "b")
+    monkeypatch.chdir(tmp_path)
+    assert main(["vendor", "--check", "b/app/src/gpu_kernels"]) == 0, capsys.readouterr()
+    shutil.rmtree(tmp_path / "b" / "producer" / "templates")
+    assert main(["vendor", "--check", "b/app/src/gpu_kernels"]) == 2
+    err = capsys.readouterr().err
+    assert "producer/templates: not found: the templates that b/app/src/gpu_kernels was" in err

@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--selection",
         type=Path,
-        help="tuning selection file (default: tuning/selection.json when it exists)",
+        help="tuning selection file (default: the project's, tuning/selection.json, when it "
+        "exists)",
     )
     p.add_argument("--lang", default="", help="bindings to write: rust,ts,py (comma-separated)")
     p.add_argument("--engine", action="append", help="validation engines (default: all found)")
@@ -38,14 +39,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _inputs(args: argparse.Namespace) -> dict:
+    """What the manifest records to regenerate the folder: paths relative to the folder itself
+    (the bundled library by name), so `--check` works from any folder and any checkout that
+    keeps the producing project where it was beside the vendored folder."""
+    from wgslgen.vendor.folder import recorded_path
+
     selection = args.selection
-    if selection is None and DEFAULT_SELECTION.is_file():
-        selection = DEFAULT_SELECTION
+    if selection is None:
+        project = getattr(args, "project", None)
+        default = project.selection if project is not None else DEFAULT_SELECTION
+        selection = default if default.is_file() else None
     return {
         "kernels": sorted(args.kernel or []),
-        "selection": selection.as_posix() if selection else None,
+        "selection": recorded_path(selection, args.out) if selection else None,
         "langs": sorted({x.strip() for x in args.lang.split(",") if x.strip()}),
-        "templates": [str(t) for t in args.templates or []],
+        "templates": [recorded_path(Path(t), args.out) for t in args.templates or []],
         "strict": bool(args.strict),
     }
 
@@ -74,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             f"--out {args.out}: with --lang py the folder is a Python package, so its name "
             "must be a Python identifier (e.g. gpu_kernels)"
         )
-    plan = folder.regenerate(inputs, args.engine)
+    plan = folder.regenerate(inputs, args.out, args.engine)
     changed = folder.write(plan, args.out)
     if args.json:
         emit_json({"out": str(args.out), "changed": changed, "manifest": plan.manifest})

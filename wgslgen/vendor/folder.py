@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,16 +113,49 @@ def check(plan: VendorPlan, out: Path, old: dict[str, Any]) -> list[Finding]:
     return findings
 
 
-def regenerate(inputs: dict[str, Any], engines: list[str] | None = None) -> VendorPlan:
-    """The plan `wgslgen vendor` makes from the inputs a manifest recorded."""
+BUNDLED = "@bundled"  # the recorded name of wgslgen's own library (wherever it is installed)
+
+
+def recorded_path(path: Path, out: Path) -> str:
+    """``path`` as a manifest records it: relative to the vendored folder ``out``."""
+    from wgslgen.spec.loader import DEFAULT_TEMPLATES
+
+    if path.resolve() == DEFAULT_TEMPLATES.resolve():
+        return BUNDLED
+    return Path(os.path.relpath(path.resolve(), out.resolve())).as_posix()
+
+
+def _resolved(recorded: str, out: Path) -> Path:
+    """A recorded path, found from the vendored folder ``out`` (absolute ones, as older
+    manifests recorded them, stay as they are)."""
+    from wgslgen.spec.loader import DEFAULT_TEMPLATES
+
+    if recorded == BUNDLED:
+        return DEFAULT_TEMPLATES
+    # lexically: ``out`` may not exist yet (a first vendor), and relpath was taken of resolved paths
+    return Path(os.path.normpath(out.resolve() / recorded))
+
+
+def regenerate(inputs: dict[str, Any], out: Path, engines: list[str] | None = None) -> VendorPlan:
+    """The plan `wgslgen vendor` makes from the inputs a manifest of ``out`` recorded."""
     from wgslgen.spec.loader import discover, select
     from wgslgen.vendor.plan import plan_vendor
 
-    kernels = select(discover(inputs.get("templates") or None), inputs.get("kernels") or [])
+    templates = [_resolved(t, out) for t in inputs.get("templates") or []]
+    for folder in templates:
+        if not folder.exists():
+            raise WgslgenError(
+                f"{folder}: not found: the templates that {out} was vendored from (its "
+                "manifest records them relative to the folder)"
+            )
+    kernels = select(discover(templates or None), inputs.get("kernels") or [])
     kernels = [k for k in kernels if not k.plain and k.problem is not None]
-    sel = Path(inputs["selection"]) if inputs.get("selection") else None
+    sel = _resolved(inputs["selection"], out) if inputs.get("selection") else None
     if sel is not None and not sel.is_file():
-        raise WgslgenError(f"{sel}: no such file", option="selection")
+        raise WgslgenError(
+            f"{sel}: no such file (the selection {out} was vendored with, recorded relative to it)",
+            option="selection",
+        )
     strict = bool(inputs.get("strict"))
     langs = inputs.get("langs") or []
     return plan_vendor(kernels, sel, langs, engines, inputs=inputs, strict=strict)
@@ -130,4 +164,4 @@ def regenerate(inputs: dict[str, Any], engines: list[str] | None = None) -> Vend
 def check_folder(out: Path, engines: list[str] | None = None) -> list[Finding]:
     """`wgslgen vendor --check DIR`: every file that is hand-edited, stale, missing or removed."""
     old = read_manifest(out)
-    return check(regenerate(old.get("inputs", {}), engines), out, old)
+    return check(regenerate(old.get("inputs", {}), out, engines), out, old)
