@@ -277,3 +277,18 @@ def test_piped_output_keeps_long_paths_whole(tmp_path: Path) -> None:
     assert f"wgslgen build → {out}\n" in done.stdout, done.stdout
     done = _cli([*build[:-1], "--check"], tmp_path)
     assert f"{out} is up to date" in done.stdout, done.stdout
+
+
+def test_list_shows_each_kernels_description(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/kernel-format.md: `[kernel].description` is "one line shown by `wgslgen list`".
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "kernels" / "scale"
+    shutil.copytree(SCALE, folder)
+    toml = folder / "kernel.toml"
+    text = toml.read_text()
+    assert text.count("[kernel]\n") == 1
+    toml.write_text(text.replace("[kernel]\n", '[kernel]\ndescription = "y = alpha * x [demo]"\n'))
+    assert main(["list", "--templates", str(folder.parent)]) == 0
+    assert "\nscale: y = alpha * x [demo]\n" in capsys.readouterr().out

@@ -1,4 +1,5 @@
-"""`wgslgen list`: the kernels, where each comes from, their axes and variant counts."""
+"""`wgslgen list`: the kernels, where each comes from, their axes, variant counts and
+descriptions."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ SCHEMA_VERSION = 1  # of `list --json` (docs/json-output.md)
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``list`` command."""
-    p = sub.add_parser("list", help="list kernels, where they come from, axes, variant counts")
+    p = sub.add_parser(
+        "list", help="list kernels, where they come from, axes, variant counts, descriptions"
+    )
     add_common_options(p)
     p.set_defaults(run=run)
 
@@ -42,6 +45,10 @@ def run(args: argparse.Namespace) -> int:
         shown = f"{n.n}" if n.exact else f"<= {n.n}"
         rows.append((k.name, source_of(k.folder, project), shown, axes, k.baseline.name))
     print_table("kernels", ["kernel", "source", "variants", "axes", "baseline"], rows)
+    # Descriptions go under the table, one line each: a column would squeeze the axes.
+    for k in kernels:
+        if k.description:
+            console.print(f"{k.name}: {k.description}", markup=False)
     for k, n in zip(kernels, counts, strict=True):
         if not n.exact:  # too many combinations to evaluate every constraint on
             console.print(f"{k.name}: {n.text()}", markup=False)
