@@ -130,8 +130,20 @@ def test_init_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture) ->
     assert load_project(tmp_path).templates == ((tmp_path / "kernels").resolve(),)
     before = (tmp_path / "kernels" / "rmsnorm" / "reference.py").read_bytes()
     assert main(["init", str(tmp_path)]) == 2
-    assert "already exists; init changes no existing file" in capsys.readouterr().err
+    assert "already exists; init overwrites nothing" in capsys.readouterr().err
     assert (tmp_path / "kernels" / "rmsnorm" / "reference.py").read_bytes() == before
+
+
+def test_init_into_an_empty_kernel_folder(tmp_path: Path) -> None:
+    (tmp_path / "kernels" / "rmsnorm").mkdir(parents=True)  # made by hand, still empty
+    assert main(["init", str(tmp_path)]) == 0
+    assert (tmp_path / "wgslgen.toml").is_file()
+    assert (tmp_path / "kernels" / "rmsnorm" / "kernel.toml").is_file()
+    other = tmp_path / "other"
+    (other / "kernels").mkdir(parents=True)
+    (other / "kernels" / "rmsnorm").write_text("")  # a file where the kernel folder goes
+    assert main(["init", str(other)]) == 2
+    assert not (other / "wgslgen.toml").exists()  # refused before anything was written
 
 
 def test_repeated_set_values_of_one_axis_select_each() -> None:

@@ -46,7 +46,13 @@ def run(args: argparse.Namespace) -> int:
     if (root / "wgslgen.toml").exists() or (use_pyproject and _has_table(pyproject)):
         clash.insert(0, root / "wgslgen.toml" if not use_pyproject else pyproject)
     if clash:
-        raise WgslgenError(f"{clash[0]}: already exists; init changes no existing file")
+        raise WgslgenError(
+            f"{clash[0]}: already exists; init overwrites nothing (it only adds "
+            "[tool.wgslgen] to a pyproject.toml without one)"
+        )
+    if example.exists() and not example.is_dir():
+        raise WgslgenError(f"{example}: exists and is not a folder; nothing was written")
+    example.mkdir(parents=True, exist_ok=True)  # first: an existing empty folder is fine
     if use_pyproject:
         old = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else ""
         table = "[tool.wgslgen]\n" + CONFIG.split("\n", 1)[1]
@@ -55,7 +61,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         config = root / "wgslgen.toml"
         atomic_write_text(config, CONFIG)
-    example.mkdir(parents=True)
     for path, text in files.items():
         atomic_write_text(path, text)
     console.print(
