@@ -45,6 +45,9 @@ def _scale(tmp_path: Path, old: str, new: str) -> Path:
             'return {"y": ["a"] * len(inputs["x"])}',
             "not of numbers",
         ),
+        # it would end wgslgen itself, with exit 0 over a run that tested nothing
+        ('return {"y"', 'import sys\n    sys.exit(0)\n    return {"y"', "sys.exit(0)"),
+        ('return {"x"', 'raise SystemExit("bye")\n    return {"x"', "sys.exit('bye')"),
     ],
 )
 def test_a_bad_reference_is_a_reference_error_within_the_deadline(
@@ -72,3 +75,13 @@ def test_a_printing_reference_does_not_corrupt_json(
     doc = json.loads(out)  # nothing but the JSON document on stdout
     assert code == 0, doc
     assert "debugging the reference" in err
+
+
+def test_a_reference_that_exits_on_import_fails_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _scale(tmp_path, '"""numpy reference', 'import sys\nsys.exit(0)\n"""numpy reference')
+    code = main(["test", "--templates", str(folder.parent), "--adapter", "cpu",
+                 "--set", "wg=64", "--set", "s=f32", "--shape", "n=5"])  # fmt: skip
+    assert code != 0
+    assert "importing the reference called sys.exit(0)" in capsys.readouterr().out

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from tests import vendor_helpers as vh
-from tests.conftest import ROOT, TEMPLATES
+from tests.conftest import GOOD_KERNELS, ROOT, TEMPLATES
 from wgslgen.vendor import folder
 
 
@@ -91,3 +91,49 @@ def test_check_works_from_the_consuming_project_and_a_moved_checkout(tmp_path, c
     assert main(["vendor", "--check", "b/app/src/gpu_kernels"]) == 2
     err = capsys.readouterr().err
     assert "producer/templates: not found: the templates that b/app/src/gpu_kernels was" in err
+
+
+def test_a_manifest_listing_files_outside_its_folder_is_refused(tmp_path, capsys):
+    import json
+
+    from wgslgen.cli import main
+
+    templates = _kernel_copy(tmp_path)
+    out = tmp_path / "gpu_kernels"
+    args = ["vendor", "--templates", str(templates), "--lang", "py", "--out", str(out)]
+    assert main(args) == 0
+    keep = tmp_path / "keep.txt"
+    keep.write_text("mine")
+    manifest = json.loads((out / "manifest.json").read_text())
+    for outside in (str(keep), "../keep.txt", "shaders/../../keep.txt"):
+        edited = {**manifest, "files": {**manifest["files"], outside: "0" * 64}}
+        (out / "manifest.json").write_text(json.dumps(edited))
+        capsys.readouterr()
+        assert main(args) == 2  # a re-vendor would have removed it as no longer vendored
+        assert f"lists {outside!r}, which is not a file inside" in capsys.readouterr().err
+        assert main(["vendor", "--check", str(out)]) == 2
+        assert keep.read_text() == "mine"
+
+
+def test_vendor_one_kernel_of_a_selection_naming_several(tmp_path, capsys, monkeypatch):
+    from wgslgen.cli import main
+
+    templates = _kernel_copy(tmp_path)
+    shutil.copytree(GOOD_KERNELS / "scale", templates / "scale")  # a project's own kernel
+    bundled = vh.json.loads((ROOT / "tuning" / "selection.json").read_text())
+    own = {**bundled["entries"][0], "kernel": "scale", "shape": "n=1000"}
+    for role in ("baseline", "default", "winner"):
+        own[role] = {**own[role], "variant": "scale__wg64_sf32"}
+    selection = tmp_path / "selection.json"
+    selection.write_text(vh.json.dumps({**bundled, "entries": [*bundled["entries"], own]}))
+    args = ["vendor", "--templates", str(templates), "--selection", str(selection)]
+    out = tmp_path / "gpu_kernels"
+    assert main([*args, "--kernel", "attention_bwd_dkv", "--out", str(out)]) == 0, (
+        capsys.readouterr().err
+    )
+    manifest = vh.json.loads((out / "manifest.json").read_text())
+    assert set(manifest["kernels"]) == {"attention_bwd_dkv"}
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\xff\xfe{}")
+    assert main([*args[:-1], str(bad), "--out", str(tmp_path / "o2")]) == 2
+    assert "not UTF-8 text" in capsys.readouterr().err

@@ -98,6 +98,8 @@ def load(path: Path) -> dict[str, Any]:
         raise WgslgenError(
             f"{path}:{exc.lineno}:{exc.colno}: corrupt manifest: {exc.msg}"
         ) from None
+    except UnicodeDecodeError:
+        raise WgslgenError(f"{path}: corrupt manifest: not UTF-8 text") from None
     if not isinstance(data, dict) or "variants" not in data:
         raise WgslgenError(f"{path}: not a wgslgen manifest (no 'variants')")
     return data

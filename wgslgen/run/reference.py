@@ -147,6 +147,12 @@ def load_reference(spec: KernelSpec) -> Reference:
         raise WgslgenError(
             f"{path}: importing the reference took over {IMPORT_SECONDS} s"
         ) from None
+    except SystemExit as exc:  # would end wgslgen itself, with the reference's exit code
+        sys.modules.pop(name, None)
+        raise WgslgenError(
+            f"{_user_frame(exc, path)}: importing the reference called sys.exit({exc.code!r}); "
+            "a reference must define its functions, not exit"
+        ) from None
     except Exception as exc:
         sys.modules.pop(name, None)
         raise WgslgenError(
@@ -221,6 +227,11 @@ def _call(
     except BudgetExceeded:
         raise WgslgenError(
             f"{where}: {name}() did not finish within the variant's deadline of {deadline_s:g} s"
+        ) from None
+    except SystemExit as exc:  # would end wgslgen itself (exit 0 over a failed run)
+        raise WgslgenError(
+            f"{_user_frame(exc, Path(where))}: {name}() called sys.exit({exc.code!r}); "
+            "a reference must return its arrays, not exit"
         ) from None
     except Exception as exc:
         raise WgslgenError(

@@ -46,7 +46,27 @@ def read_manifest(out: Path) -> dict[str, Any]:
         raise WgslgenError(f"{path}: not valid JSON ({exc}); re-vendor the folder") from None
     if not isinstance(data, dict) or "schema_version" not in data or "files" not in data:
         raise WgslgenError(f"{path}: not a manifest written by `wgslgen vendor`")
+    files = data["files"]
+    if not isinstance(files, dict):
+        raise WgslgenError(f"{path}: 'files' is not a table of paths; re-vendor the folder")
+    for rel in files:
+        if not _inside(out, rel):
+            raise WgslgenError(
+                f"{path}: lists {rel!r}, which is not a file inside {out}; nothing was changed "
+                "(a vendored manifest only lists its own files: vendor into a new folder)"
+            )
     return data
+
+
+def _inside(out: Path, rel: object) -> bool:
+    """Whether ``rel`` names a path strictly inside ``out`` (no absolute path, no ``..``)."""
+    if not isinstance(rel, str) or not rel or "\x00" in rel:
+        return False
+    parts = Path(rel).parts
+    if Path(rel).is_absolute() or ".." in parts:
+        return False
+    root = out.resolve()
+    return root in (out / rel).resolve().parents
 
 
 def write(plan: VendorPlan, out: Path) -> list[str]:
@@ -148,7 +168,8 @@ def regenerate(inputs: dict[str, Any], out: Path, engines: list[str] | None = No
                 f"{folder}: not found: the templates that {out} was vendored from (its "
                 "manifest records them relative to the folder)"
             )
-    kernels = select(discover(templates or None), inputs.get("kernels") or [])
+    every = discover(templates or None)
+    kernels = select(every, inputs.get("kernels") or [])
     kernels = [k for k in kernels if not k.plain and k.problem is not None]
     sel = _resolved(inputs["selection"], out) if inputs.get("selection") else None
     if sel is not None and not sel.is_file():
@@ -158,7 +179,8 @@ def regenerate(inputs: dict[str, Any], out: Path, engines: list[str] | None = No
         )
     strict = bool(inputs.get("strict"))
     langs = inputs.get("langs") or []
-    return plan_vendor(kernels, sel, langs, engines, inputs=inputs, strict=strict)
+    known = [k.name for k in every]
+    return plan_vendor(kernels, sel, langs, engines, inputs=inputs, strict=strict, known=known)
 
 
 def check_folder(out: Path, engines: list[str] | None = None) -> list[Finding]:

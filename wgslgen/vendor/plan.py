@@ -125,11 +125,14 @@ def _named(
     return list(dict.fromkeys(names))
 
 
-def _load_selection(path: Path | None, kernels: Sequence[KernelSpec]) -> list[SelectionEntry]:
+def _load_selection(path: Path | None, known: Sequence[str]) -> list[SelectionEntry]:
     """The selection's entries; one naming a kernel that exists nowhere is an error."""
     if path is None:
         return []
-    text = path.read_text(encoding="utf-8") if path.is_file() else None
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_file() else None
+    except UnicodeDecodeError:
+        text = None  # read_selection names the file ("not UTF-8 text")
     if text is not None:
         try:
             gen = json.loads(text).get("generator")
@@ -138,7 +141,7 @@ def _load_selection(path: Path | None, kernels: Sequence[KernelSpec]) -> list[Se
         if gen is not None and gen != GENERATOR:
             raise WgslgenError(f"{path}: written by {gen}, this is {GENERATOR}; re-run tune")
     entries = read_selection(path)
-    unknown = sorted({e.kernel for e in entries} - {k.name for k in [*kernels, *_all_kernels()]})
+    unknown = sorted({e.kernel for e in entries} - {*known, *(k.name for k in _all_kernels())})
     if unknown:
         raise WgslgenError(f"{path}: names unknown kernel(s) {', '.join(unknown)}")
     return entries
@@ -152,10 +155,14 @@ def plan_vendor(
     package: str = "wgslgen_kernels",
     inputs: dict[str, Any] | None = None,
     strict: bool = False,
+    known: Sequence[str] = (),
 ) -> VendorPlan:
-    """The whole vendored folder in memory (deterministic: same inputs, same bytes)."""
+    """The whole vendored folder in memory (deterministic: same inputs, same bytes).
+
+    ``known``: every kernel of the templates, also those not vendored (``--kernel``): the
+    selection may name them."""
     plan = VendorPlan()
-    entries = _load_selection(selection, kernels)
+    entries = _load_selection(selection, [*known, *(k.name for k in kernels)])
     chosen, verdicts, fallbacks = _choose(kernels, entries, selection, strict, engines, plan)
     infos, samples = rl.device_facts(selection.parent / "results.jsonl") if selection else ({}, {})
     usable = _usable(chosen, plan)
