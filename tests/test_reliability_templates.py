@@ -147,6 +147,19 @@ def test_hostile_expressions_end_fast_with_a_named_error(
         ("{% for i in range(100000) %}{{ 'y' * 4000 }}{% endfor %}", "budget of"),
         ("{{ 'x' * 10**9 }}", "exceeds"),
         ("{{ 2 ** 100000 }}", "bits"),
+        # doubling a string or list in a loop: gigabytes long before the time budget ends
+        (
+            "{% set ns = namespace(s='xxxxxxxxxxxxxxxx') %}{% for i in range(40) %}"
+            "{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}",
+            "~ would build",
+        ),
+        (
+            "{% set ns = namespace(s=[0]) %}{% for i in range(40) %}"
+            "{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s | length }}",
+            "+ would build",
+        ),
+        ("{% set s = 'x' * 4000000 %}{{ ([s] * 1000) | join }}", "join would build"),
+        ("{{ '{:>999999999}'.format(1) }}", "pads to a width of millions"),
     ],
 )
 def test_hostile_templates_end_fast_naming_the_template_line(

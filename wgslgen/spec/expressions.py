@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
+import jinja2.compiler
+import jinja2.filters
 import jinja2.meta
+import jinja2.nodes
 import jinja2.sandbox
 
 from wgslgen.errors import WgslgenError
@@ -98,6 +101,48 @@ def _check_binop(operator: str, left: Any, right: Any) -> None:
             raise BudgetExceeded(f"a product of more than {MAX_INT_BITS} bits")
     elif operator == "%" and isinstance(left, str) and _WIDE_FORMAT.search(left):
         raise BudgetExceeded(f"format {left!r} pads to a width of millions of characters")
+    elif operator == "+" and isinstance(left, str | list | tuple) and hasattr(right, "__len__"):
+        _check_length(len(left) + len(right), "+")
+
+
+def _check_length(n: int, how: str) -> None:
+    """Refuse a string or list of more than MAX_SEQUENCE characters or items built by ``how``
+    (doubling in a loop would otherwise reach gigabytes long before the time budget ends)."""
+    if n > MAX_SEQUENCE:
+        raise BudgetExceeded(f"{how} would build {n} characters or items (over {MAX_SEQUENCE})")
+
+
+def _bounded_concat(parts: tuple[Any, ...]) -> str:
+    """``a ~ b ~ …`` within MAX_SEQUENCE characters."""
+    check_deadline()
+    texts = [str(x) for x in parts]
+    _check_length(sum(map(len, texts)), "~")
+    return "".join(texts)
+
+
+def _bounded_join(environment: Any, value: Any, d: str = "", attribute: Any = None) -> str:
+    """The join filter within MAX_SEQUENCE characters."""
+    items = [str(x) for x in value] if attribute is None else None
+    if items is not None:
+        _check_length(sum(map(len, items)) + len(d) * max(len(items) - 1, 0), "join")
+        return d.join(items)
+    text = jinja2.filters.do_join(environment, value, d, attribute)
+    _check_length(len(text), "join")
+    return text
+
+
+class _BoundedConcatGenerator(jinja2.compiler.CodeGenerator):
+    """Compiles ``~`` to a length-checked join (Jinja's own has no operator hook for it)."""
+
+    def visit_Concat(self, node: jinja2.nodes.Concat, frame: Any) -> None:
+        self.write("environment.bounded_concat((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
+_WIDE_BRACE_FORMAT = re.compile(r"\{[^{}]*:[^{}]*(\d{7,}|\{)")
 
 
 class _BoundedRange:
@@ -125,10 +170,13 @@ class BoundedSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
     """Jinja's immutable sandbox plus bounds on arithmetic, repetition, ranges and time."""
 
     intercepted_binops = frozenset({"**", "*", "+", "//", "%"})
+    code_generator_class = _BoundedConcatGenerator
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.globals["range"] = _BoundedRange
+        self.filters["join"] = jinja2.filters.pass_environment(_bounded_join)
+        self.bounded_concat = _bounded_concat
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         """Check the size of the result and the deadline, then compute."""
@@ -139,6 +187,11 @@ class BoundedSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         """Every call made by a template or expression checks the deadline first."""
         check_deadline()
+        bound = getattr(__obj, "__wrapped__", __obj)  # the sandbox wraps str.format
+        text = getattr(bound, "__self__", None)
+        formats = getattr(bound, "__name__", "") in ("format", "format_map")
+        if formats and isinstance(text, str) and _WIDE_BRACE_FORMAT.search(text):
+            raise BudgetExceeded(f"format {text!r} pads to a width of millions of characters")
         return super().call(__context, __obj, *args, **kwargs)
 
 
