@@ -215,3 +215,32 @@ def test_two_builds_at_once_both_land(sets: tuple[Path, Path], tmp_path: Path) -
     assert set(kernels) == {"scale", "seed", "twopass"}
     listed = {e["file"] for e in json.loads((out / "manifest.json").read_text())["variants"]}
     assert all((out / f).is_file() for f in listed)
+
+
+def test_sigterm_ends_a_build_like_ctrl_c(tmp_path: Path) -> None:
+    """A `timeout`, a CI runner or `kill` sends SIGTERM: one line, exit 143, no half-written
+    output folder and the previous tree intact (it used to die on the spot, leaving
+    .generated.new-* beside the output)."""
+    import signal
+    import time
+
+    kernel = tmp_path / "kernels" / "scale"
+    shutil.copytree(GOOD_KERNELS / "scale", kernel)
+    out = tmp_path / "generated"
+    cmd = [sys.executable, "-m", "wgslgen", "build", "--templates", str(kernel.parent),
+           "--out", str(out)]  # fmt: skip
+    assert subprocess.run(cmd, cwd=tmp_path, capture_output=True, timeout=300).returncode == 0
+    (out / "mine.txt").write_text("kept")
+    toml = kernel / "kernel.toml"
+    pad = f'[[axis]]\nname = "pad"\nkey = "p"\nvalues = {list(range(400))}\n\n[[axis]]'
+    toml.write_text(toml.read_text().replace("[[axis]]", pad, 1))  # ~2,000 renderings
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)  # started, not finished: rendering ~2,000 variants takes longer
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "terminated; everything already written is kept" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["generated", "kernels"]
+    assert (out / "mine.txt").read_text() == "kept"
+    manifest = json.loads((out / "manifest.json").read_text())  # the old tree or the new one,
+    assert all((out / v["file"]).is_file() for v in manifest["variants"])  # never half of one

@@ -131,6 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _fill_lists(args, project)
     args.project = project
+    _terminate_like_interrupt()
     try:
         return int(args.run(args) or 0)
     except WgslgenError as exc:
@@ -139,14 +140,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         return 2
-    except KeyboardInterrupt:
-        print_error("interrupted; everything already written is kept")
-        return 130
+    except KeyboardInterrupt as exc:
+        how = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        print_error(f"{how}; everything already written is kept")
+        return 143 if isinstance(exc, Terminated) else 130
     except OSError as exc:  # a path the user gave: a file where a folder belongs, no access
         if args.debug:
             raise
         print_error(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
         return 2
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a `timeout`, a CI runner, `kill`): raised where the work is, so the clean-up a
+    Ctrl-C gets (temporary folders, half-written outputs) runs for it too."""
+
+
+def _terminate_like_interrupt() -> None:
+    import signal
+    import threading
+
+    def raise_terminated(signum: int, frame: Any) -> None:
+        raise Terminated
+
+    if threading.current_thread() is threading.main_thread():  # signals reach only that one
+        signal.signal(signal.SIGTERM, raise_terminated)
 
 
 def _autocomplete(parser: argparse.ArgumentParser) -> None:
