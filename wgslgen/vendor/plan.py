@@ -147,6 +147,41 @@ def _load_selection(path: Path | None, known: Sequence[str]) -> list[SelectionEn
     return entries
 
 
+def _kernel_entries(
+    kernels: Sequence[KernelSpec],
+    entries: list[SelectionEntry],
+    selection: Path | None,
+    chosen: Chosen,
+    fallbacks: dict[str, str],
+    plan: VendorPlan,
+) -> dict[str, Any]:
+    """Each kernel's manifest entry: sizes, the variants it uses, its selector rules."""
+    infos, samples = rl.device_facts(selection.parent / "results.jsonl") if selection else ({}, {})
+    usable = _usable(chosen, plan)
+    out: dict[str, Any] = {}
+    for spec in kernels:
+        mine = [e for e in entries if e.kernel == spec.name]
+        rule_list = rl.kernel_rules(
+            mine, infos, samples, usable, plan.warnings,
+            sizes=_integer_sizes(spec), where=str(selection),
+        )  # fmt: skip
+        fallback = fallbacks[spec.name]
+        default = rl.default_chain(mine, lambda n: n in chosen and _portable(chosen[n]))
+        wide = fallbacks.get(spec.name + "+")  # covers shapes the fallback cannot
+        default += [wide] if wide and wide not in default else []
+        used = {c["variant"] for r in rule_list for c in r["chain"]} | set(default) | {fallback}
+        out[spec.name] = {
+            "sizes": list(spec.problem.sizes) if spec.problem else [],
+            "variants": sorted(used),
+            "selection": {
+                "rules": rule_list,
+                "default_chain": default,
+                "portable_fallback": fallback,
+            },
+        }
+    return out
+
+
 def plan_vendor(
     kernels: Sequence[KernelSpec],
     selection: Path | None,
@@ -164,29 +199,7 @@ def plan_vendor(
     plan = VendorPlan()
     entries = _load_selection(selection, [*known, *(k.name for k in kernels)])
     chosen, verdicts, fallbacks = _choose(kernels, entries, selection, strict, engines, plan)
-    infos, samples = rl.device_facts(selection.parent / "results.jsonl") if selection else ({}, {})
-    usable = _usable(chosen, plan)
-    manifest_kernels: dict[str, Any] = {}
-    for spec in kernels:
-        mine = [e for e in entries if e.kernel == spec.name]
-        rule_list = rl.kernel_rules(
-            mine, infos, samples, usable, plan.warnings,
-            sizes=_integer_sizes(spec), where=str(selection),
-        )  # fmt: skip
-        fallback = fallbacks[spec.name]
-        default = rl.default_chain(mine, lambda n: n in chosen and _portable(chosen[n]))
-        wide = fallbacks.get(spec.name + "+")  # covers shapes the fallback cannot
-        default += [wide] if wide and wide not in default else []
-        used = {c["variant"] for r in rule_list for c in r["chain"]} | set(default) | {fallback}
-        manifest_kernels[spec.name] = {
-            "sizes": list(spec.problem.sizes) if spec.problem else [],
-            "variants": sorted(used),
-            "selection": {
-                "rules": rule_list,
-                "default_chain": default,
-                "portable_fallback": fallback,
-            },
-        }
+    manifest_kernels = _kernel_entries(kernels, entries, selection, chosen, fallbacks, plan)
     variants = _variants(
         plan, chosen, verdicts, {v for k in manifest_kernels.values() for v in k["variants"]}
     )
