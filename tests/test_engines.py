@@ -17,6 +17,7 @@ from wgslgen.check.engines.dawn import DawnEngine
 from wgslgen.check.engines.naga import NagaEngine
 from wgslgen.check.engines.naga_translate import NagaTranslator
 from wgslgen.check.engines.wgpu_native import WgpuEngine, wgpu_message
+from wgslgen.check.source_guards import WGPU_MAX_BRACKET_DEPTH, bracket_depth, nul_byte_at
 from wgslgen.check.wgsl import analyze
 from wgslgen.errors import WgslgenError
 
@@ -167,6 +168,14 @@ def test_naga_crash_and_hang_fail_their_batch_only(naga: NagaEngine, tmp_path: P
     assert engine.version() == "naga-cli 0.0.0-fake"
 
 
+def test_a_failing_naga_leaves_no_temporary_folder(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    exits_3 = [sys.executable, "-c", "import sys; sys.exit(3)"]
+    [verdict] = NagaEngine(exits_3).validate([ShaderInput("x", "fn f() {}")])
+    assert verdict.message == "naga engine failure: exit code 3"
+    assert not list(tmp_path.glob("wgslgen-naga-*"))
+
+
 def test_naga_command_from_environment(monkeypatch, tmp_path: Path) -> None:
     fake = tmp_path / "naga"
     fake.write_text("#!/bin/sh\necho 9.9.9\n", encoding="utf-8")
@@ -228,6 +237,57 @@ def test_wgpu_limits(wgpu_engine: WgpuEngine, seed: str) -> None:
     small = {"max-compute-workgroup-storage-size": 16384}
     [accepted] = wgpu_engine.validate([ShaderInput("seed", seed, limits=small)])
     assert accepted.ok
+
+
+def nested(depth: int) -> str:
+    """A valid compute shader whose one expression nests ``depth`` parentheses deep."""
+    return (
+        "@group(0) @binding(0) var<storage, read_write> buf: array<u32>;\n"
+        f"@compute @workgroup_size(1) fn main() {{ buf[0] = {'(' * depth}1u{')' * depth}; }}\n"
+    )
+
+
+def test_wgpu_refuses_brackets_nested_deeper_than_it_survives(wgpu_engine: WgpuEngine) -> None:
+    # 5000 deep crashed the whole process on an 8 MiB stack (wgpu-native 29 has no bound)
+    deep, fine = wgpu_engine.validate(
+        [ShaderInput("deep", nested(5000)), ShaderInput("fine", nested(WGPU_MAX_BRACKET_DEPTH - 1))]
+    )
+    assert not deep.ok
+    assert deep.message.startswith("not compiled by wgpu: brackets nest 5001 deep")
+    assert fine.ok  # the bound refuses nothing wgpu-native compiles on its threads
+
+
+# 5000 nested parentheses crash wgpu-native on an 8 MiB stack; on the engine's own threads
+# they compile. In a child process: a regression must not take the test session down.
+BIG_STACK_CHILD = """
+import sys
+from wgslgen.check import source_guards
+from wgslgen.check.engines import ShaderInput
+from wgslgen.check.engines.wgpu_native import WgpuEngine
+source_guards.WGPU_MAX_BRACKET_DEPTH = 10**6  # no refusal: the compile itself is tested
+[verdict] = WgpuEngine(threads=1).validate([ShaderInput("deep", sys.stdin.read())])
+print(verdict.ok, verdict.message)
+"""
+
+
+def test_wgpu_compiles_on_threads_with_a_stack_of_their_own() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", BIG_STACK_CHILD],
+        input=nested(5000),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
+    assert done.stdout.strip() == "True"
+
+
+def test_bracket_depth_and_nul_byte_positions() -> None:
+    assert bracket_depth("fn f() { let x = a[(1 + 2)]; }") == 3
+    assert bracket_depth("// ((((((\n/* [[[ /* nested ((( */ */ fn f() {}") == 1
+    assert bracket_depth("fn f() { /* unterminated (((") == 4  # counts it all: overstates
+    assert nul_byte_at("fn f() {}\n") is None
+    assert nul_byte_at("// one\n// t\0wo\n") == (2, 5)
 
 
 def test_wgpu_message_formatting() -> None:

@@ -25,6 +25,7 @@ from wgslgen.check.engines.base import ShaderInput, Verdict, contiguous_shares
 from wgslgen.check.interface_check import interface_mismatches
 from wgslgen.check.limits import LimitProfile, check_directives, check_passes
 from wgslgen.check.report import ValidationReport, file_path
+from wgslgen.check.source_guards import nul_refusals
 from wgslgen.check.stage_rules import Finding
 from wgslgen.check.verdicts import Implementation, known_gap, naga_verdict, tint_dawn, tint_static
 from wgslgen.check.wgsl import WgslFacts, analyze_entries, compute_entry_points
@@ -300,8 +301,10 @@ def _judge_with(
     name: str,
     shaders: list[ShaderInput],
     store: verdict_cache.VerdictCache,
+    refused: Mapping[int, tuple[str, int, int]],
 ) -> list[Verdict]:
-    """One engine's verdicts: remembered ones, the others compiled (each distinct one once)."""
+    """One engine's verdicts: remembered ones, the others compiled (each distinct one once),
+    and for the shaders of the renderings ``refused`` (nul_refusals), their refusal."""
     engine = engines[name]
     # The engines share the cores: on few, one naga or Dawn process beside the other engines
     # costs less than several; on many, each takes its share.
@@ -311,7 +314,22 @@ def _judge_with(
     if name == "dawn":
         engine.workers = min(MAX_DAWN_WORKERS, share)
     identity = getattr(engine, "identity", lambda: None)()
-    return store.judge(identity, name, shaders, engine.validate) if shaders else []
+    # A text no compiler reads as given gets its verdict here, the same from every engine.
+    given = [s for s in shaders if _index(s) not in refused]
+    judged = iter(store.judge(identity, name, given, engine.validate) if given else [])
+    verdicts = []
+    for shader in shaders:
+        if _index(shader) in refused:
+            why, line, column = refused[_index(shader)]
+            verdicts.append(Verdict(shader.id, name, False, why, why, line, column))
+        else:
+            verdicts.append(next(judged))
+    return verdicts
+
+
+def _index(shader: ShaderInput) -> int:
+    """The index in the results of the rendering ``shader`` was made from."""
+    return int(shader.id.split(":")[0])
 
 
 def validate(
@@ -341,10 +359,11 @@ def validate(
     # Engines compile with the first profile's limits; the static check covers the rest.
     limits = dict(profiles[0].limits) if profiles else {}
     store = verdict_cache.open_cache(remember)
+    refused = nul_refusals([res.rendered for res in results])
 
     def run_engine(name: str) -> list[tuple[int, Verdict]]:
         shaders = _shaders(results, name, limits, folder)
-        verdicts = _judge_with(engines, name, shaders, store)
+        verdicts = _judge_with(engines, name, shaders, store, refused)
         if on_done:
             on_done(name)
         return [(int(v.id.split(":")[0]), v) for v in verdicts]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import re
+import stat
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from pathlib import Path
@@ -16,7 +19,6 @@ from wgslgen.check.validate import (
     FileProblem,
     ValidationReport,
     VariantResult,
-    is_limit_failure,
     validate,
 )
 from wgslgen.check.wgsl import entry_point_stages
@@ -27,9 +29,9 @@ from wgslgen.cli.output import (
     emit_json,
     err_console,
     print_error,
-    print_table,
     progress,
 )
+from wgslgen.cli.validate_output import IMPLEMENTATIONS, print_report, print_summary
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.parallel import render_outcomes
@@ -37,9 +39,7 @@ from wgslgen.render.renderer import RenderedVariant
 from wgslgen.run.reference import declared_axes, find_kernel
 from wgslgen.spec.interface import Interface
 from wgslgen.spec.kernel import KernelSpec, Variant
-from wgslgen.spec.loader import discover, select
-
-IMPLEMENTATIONS = ("naga", "tint")  # --require names besides the limit profiles
+from wgslgen.spec.loader import discover, load_plain, select, unreadable_wgsl_entries
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -115,7 +115,12 @@ def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[F
     args.interfaces = expected_interfaces(kernels, getattr(args, "reference", None), args.templates)
     overrides = parse_overrides(getattr(args, "set", None))
     out: list[RenderedVariant] = []
-    problems: list[FileProblem] = []
+    # kernels asked for by name are the ones found by name: an unreadable entry has none yet
+    odd = [] if args.kernel else unreadable_wgsl_entries(args.templates)
+    problems = [
+        FileProblem(load_plain(path).name, str(path), f"cannot read: {_why_unreadable(path)}")
+        for path in odd
+    ]
     chosen = []
     for spec in kernels:
         try:
@@ -142,6 +147,22 @@ def _unrenderable(spec: KernelSpec, error: Exception) -> FileProblem:
         reason = f"cannot analyse: {_plain_reason(spec.template_path, error)}"
         return FileProblem(spec.name, str(spec.template_path), reason)
     raise error
+
+
+def _why_unreadable(path: Path) -> str:
+    """Why the .wgsl entry ``path``, which is not a file, cannot be read (told without
+    opening it: opening a pipe would wait for a writer)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as e:
+        if path.is_symlink() and e.errno == errno.ENOENT:
+            return f"a symbolic link to {os.readlink(path)}, which does not exist"
+        if e.errno == errno.ELOOP:
+            return "a loop of symbolic links"
+        return e.strerror or str(e)
+    if stat.S_ISDIR(mode):
+        return "a folder, not a file (and no kernel.toml in it)"
+    return "not a regular file"
 
 
 # The kernel a wgslgen file names: generated/ ("// kernel: K   variant: ...") or vendored.
@@ -202,7 +223,7 @@ def _plain_reason(path: Any, error: WgslgenError) -> str:
 def run(args: argparse.Namespace) -> int:
     """Validate the selected renderings and report."""
     rendered, problems = _renderings(args)
-    return _validate_and_report(args, rendered, problems)
+    return _validate_and_report(args, rendered, problems, nothing_fails=True)
 
 
 def validate_after_build(
@@ -242,7 +263,10 @@ def _validate_and_report(
     summary: bool = False,
     written_to: Path | None = None,
     emit: Callable[[dict[str, Any]], None] = emit_json,
+    nothing_fails: bool = False,
 ) -> int:
+    """Validate, print (or emit) the report, and give the exit code; ``nothing_fails``:
+    a run with nothing to validate exits 1 (it judged nothing, so it passed nothing)."""
     profiles = [load_profile(n) for n in _profile_names(args)]
     engines = getattr(args, "engines", None) or None
     overrides = dict(getattr(args, "override", None) or [])
@@ -262,14 +286,19 @@ def _validate_and_report(
     # get the error alone (a summary's counts would read as a clean result); machines get
     # the object too, whose engines_missing names it, and the same exit code.
     unusable = {n: why for n, why in report.engines_missing.items() if n in (engines or [])}
+    nothing = nothing_fails and not report.results  # people get the error alone, as above
     if args.json:
         emit(report.to_dict())
-    elif not unusable:
-        (_print_summary if summary else _print_report)(report)
+    elif not unusable and not nothing:
+        (print_summary if summary else print_report)(report)
     for name, why in unusable.items():
         print_error(f"--engines {name}: not available: {why}")
     if unusable:
         return 2
+    if nothing:
+        where = ", ".join(str(t) for t in getattr(args, "templates", None) or []) or "templates"
+        print_error(f"nothing to validate: no kernel folder or .wgsl file in {where}")
+        return 1
     unmet = {p: _unmet(report, p) for p in getattr(args, "require", None) or []}
     for p, bad in unmet.items():
         if bad:  # on stderr under --json: stdout must stay one JSON document
@@ -279,113 +308,3 @@ def _validate_and_report(
     failed = report.compile_failures() or report.problems() or any(unmet.values())
     failed = failed or report.interface_mismatches()
     return 1 if failed else 0
-
-
-def _cell(verdict: Any) -> str:
-    if verdict is None:
-        return "-"
-    if verdict.ok:
-        return "ok"
-    return ("limit: " if is_limit_failure(verdict) else "error: ") + verdict.message[:70]
-
-
-def _implementation_cell(result: VariantResult, name: str) -> str:
-    verdict = result.implementations.get(name)
-    if result.problems:
-        return result.problems[0][:70]
-    if verdict is None or verdict.ok is None:
-        return "-"
-    if verdict.ok:
-        return "ok" + (" (static)" if verdict.source == "static" else "")
-    return ("gap: " if verdict.gap else "error: ") + verdict.reasons[0][:70]
-
-
-def _print_report(report: ValidationReport) -> None:
-    engines = list(report.engine_versions)
-    rows = []
-    for r in report.results:
-        family = r.rendered.family if r.rendered else "any"
-        rows.append(
-            [
-                r.name + ("" if family == "any" else f" [{family}]"),
-                *(_cell(r.engines.get(e)) for e in engines),
-                *(_implementation_cell(r, i) for i in IMPLEMENTATIONS),
-                *("ok" if r.fits(p) else (r.profiles.get(p) or ["-"])[0] for p in report.profiles),
-            ]
-        )
-    columns = [*engines, "naga/wgpu (Firefox)", "Tint (Chrome)", *report.profiles]
-    print_table("wgslgen validate", ["variant", *columns], rows)
-    _print_problems(report)
-    _print_diagnostics(report)
-    _print_footer(report)
-
-
-def _print_summary(report: ValidationReport) -> None:
-    """Counts per kernel and verdicts per profile; every failure in full."""
-    kernels: dict[str, list[VariantResult]] = {}
-    for r in report.results:
-        kernels.setdefault(r.rendered.kernel if r.rendered else r.name, []).append(r)
-    rows = [
-        [
-            kernel,
-            len(results),
-            sum(1 for r in results if r in report.compile_failures()),
-            *(sum(1 for r in results if r.fits(p)) for p in report.profiles),
-        ]
-        for kernel, results in kernels.items()
-    ]
-    columns = ["kernel", "renderings", "fail to compile", *(f"fit {p}" for p in report.profiles)]
-    print_table("wgslgen validate (summary; --verbose for every rendering)", columns, rows)
-    _print_problems(report)
-    _print_diagnostics(report)
-    _print_footer(report)
-
-
-def _print_footer(report: ValidationReport) -> None:
-    for name, why in report.engines_missing.items():
-        console.print(f"[yellow]engine {escape(name)} not used:[/] {escape(why)}")  # [dawn]
-    versions = "; ".join(f"{n}: {v}" for n, v in report.engine_versions.items())
-    fits = ", ".join(
-        f"{len(report.results) - len(report.not_fitting(p))} fit {p}" for p in report.profiles
-    )
-    differ = len(report.interface_mismatches())
-    console.print(
-        f"{len(report.results)} renderings, {len(report.compile_failures())} fail to compile, "
-        f"{len(report.problems())} cannot be judged in full, "
-        + (f"{differ} differ from their kernel.toml, " if differ else "")
-        + f"{fits} ({versions})",
-        markup=False,
-    )
-
-
-def _print_problems(report: ValidationReport) -> None:
-    for r in report.results:
-        for problem in r.problems:
-            hint = ""
-            if problem.startswith("needs override values: "):
-                names = problem.split(": ", 1)[1].split(", ")
-                hint = "; pass " + " ".join(f"--override {n}=VALUE" for n in names)
-            console.print(f"[bold red]error[/]: {escape(f'{r.file}: {problem}{hint}')}")
-        for mismatch in r.interface:
-            text = f"{r.file}: differs from kernel.toml of {r.interface_of}: {mismatch}"
-            console.print(f"[bold red]error[/]: {escape(text)}")
-        for name, verdict in r.implementations.items():
-            if verdict.gap:
-                console.print(
-                    f"[yellow]gap[/] ({escape(name)}): {escape(f'{r.file}: {verdict.reasons[0]}')}"
-                )
-
-
-def _print_diagnostics(report: ValidationReport) -> None:
-    for d in report.diagnostics():
-        shown = ", ".join(d.variants[:4]) + (
-            f" and {len(d.variants) - 4} more" if len(d.variants) > 4 else ""
-        )
-        console.print(
-            f"[bold red]error[/] ({d.engine}): {escape(d.message)}\n"
-            f"  --> {escape(d.generated)}\n  --> template {escape(d.template)}\n"
-            f"  in {len(d.variants)} variant(s): {escape(shown)}"
-        )
-        detail = "\n".join("      " + line for line in d.detail.splitlines()[:12])
-        if detail:
-            console.print(detail, markup=False)

@@ -110,6 +110,23 @@ def _kernels_in(path: Path) -> list[KernelSpec]:
     return out
 
 
+def unreadable_wgsl_entries(template_dirs: Sequence[Path | str] | None = None) -> list[Path]:
+    """The entries named *.wgsl in the given folders that discover() passes over because
+    they are not files: a dangling symbolic link or a loop of them, a folder without a
+    kernel.toml, a pipe. `validate` gives each a verdict of its own: a shader that
+    cannot be read is not one that passed."""
+    out = []
+    for path in (Path(d) for d in (template_dirs or [DEFAULT_TEMPLATES])):
+        if not path.is_dir() or (path / "kernel.toml").is_file():
+            continue
+        for child in sorted(path.iterdir()):
+            if child.name.startswith((".", "_")) or child.suffix != ".wgsl":
+                continue
+            if not child.is_file() and not (child / "kernel.toml").is_file():
+                out.append(child)
+    return out
+
+
 def load_plain(path: Path) -> KernelSpec:
     """A plain WGSL file as a kernel with no axes, no interface and no problem."""
     # "model_load.comp.wgsl" -> "model_load.comp": dots are fine in a path; any other

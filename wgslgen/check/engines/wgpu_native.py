@@ -5,15 +5,37 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from wgslgen.check.engines.base import ShaderInput, Verdict, failure
+from wgslgen.check.source_guards import WGPU_THREAD_STACK, wgpu_nesting_refusal
 from wgslgen.errors import WgslgenError
 
 # wgslgen uses wgpu-py's feature names; the WebGPU spec's "subgroups" is wgpu's "subgroup".
 _FEATURE_NAMES = {"subgroups": "subgroup"}
+
+
+# threading.stack_size is one setting for the whole process: held while threads start.
+_STACK_SIZE_LOCK = threading.Lock()
+
+
+@contextmanager
+def thread_stack(size: int) -> Iterator[None]:
+    """Threads started inside get ``size`` bytes of stack (address space, used only as
+    deep as a compile goes); the default where the platform cannot set it."""
+    with _STACK_SIZE_LOCK:
+        try:
+            before = threading.stack_size(size)
+        except (ValueError, RuntimeError):  # no settable stack size here
+            yield
+            return
+        try:
+            yield
+        finally:
+            threading.stack_size(before)
 
 
 def wgpu_message(text: str) -> str:
@@ -99,18 +121,28 @@ class WgpuEngine:
         driver's compile is most of the time), and a module whose text, features and limits
         were seen already is reused for its other entry points: the verdicts are the ones a
         fresh module per shader gives, since a module is judged by its text alone.
+
+        wgpu-native parses on the calling thread and recurses per nested bracket: the
+        threads have a stack of their own size (the default of a thread may be 512 KiB),
+        and a text nested deeper than that stack survives is refused, not compiled.
         """
         modules: dict[tuple[int, str], Any] = {}
         lock = threading.Lock()
+        refusals = {s.source: wgpu_nesting_refusal(s.source) for s in shaders}
 
         def one(shader: ShaderInput) -> Verdict:
+            if refusals[shader.source]:
+                return Verdict(shader.id, self.name, False, refusals[shader.source])
             return self._one(shader, modules, lock)
 
-        threads = min(self.threads, len(shaders))
-        if threads <= 1:
-            return [one(s) for s in shaders]
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            return list(pool.map(one, shaders))
+        if not shaders:
+            return []
+        # every thread starts at its submit(): all of them inside thread_stack
+        with thread_stack(WGPU_THREAD_STACK):
+            pool = ThreadPoolExecutor(max_workers=min(self.threads, len(shaders)))
+            futures = [pool.submit(one, s) for s in shaders]
+        with pool:
+            return [f.result() for f in futures]
 
     def _one(self, shader: ShaderInput, modules: dict, lock: threading.Lock) -> Verdict:
         import wgpu

@@ -1,0 +1,111 @@
+"""Odd files in a folder each get a verdict of their own, and never cost the others theirs:
+brackets nested deep enough to crash wgpu-native, entries that are not files, NUL bytes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from wgslgen.cli import main
+
+GOOD = """
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+    out[g.x] = 1.0;
+}
+"""
+
+
+def nested(depth: int) -> str:
+    """A valid compute shader whose one expression nests ``depth`` parentheses deep."""
+    return (
+        "@group(0) @binding(0) var<storage, read_write> buf: array<u32>;\n"
+        f"@compute @workgroup_size(1) fn main() {{ buf[0] = {'(' * depth}1u{')' * depth}; }}\n"
+    )
+
+
+def validate_json(capsys, folder: Path) -> tuple[int, dict[str, dict]]:
+    code = main(["validate", "--json", "--templates", str(folder)])
+    report = json.loads(capsys.readouterr().out)
+    return code, {Path(r["file"]).name: r for r in report["results"]}
+
+
+def test_deep_nesting_gets_a_verdict_and_the_good_file_beside_it_passes(tmp_path: Path) -> None:
+    (tmp_path / "good.wgsl").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "nested.wgsl").write_text(nested(5000), encoding="utf-8")
+    # In a child process: the crash this guards against would end the test session.
+    done = subprocess.run(
+        [sys.executable, "-m", "wgslgen", "validate", "--json", "--templates", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "WGSLGEN_NO_CACHE": "1"},
+    )
+    assert done.returncode == 1, f"exit {done.returncode}: {done.stderr[-2000:]}"
+    results = {Path(r["file"]).name: r for r in json.loads(done.stdout)["results"]}
+    assert all(v["ok"] for v in results["good.wgsl"]["engines"].values())
+    engines = results["nested.wgsl"]["engines"]
+    assert engines["wgpu"]["message"].startswith("not compiled by wgpu: brackets nest 5001 deep")
+    assert not engines["wgpu"]["limit"]  # a refusal of the text, not a device limit
+    assert "recursion limit exceeded" in engines["naga"]["diagnostic"]
+    assert engines["dawn"]["message"] == "maximum parser recursive depth reached"
+
+
+def test_entries_that_are_not_files_are_each_reported(capsys, tmp_path: Path) -> None:
+    (tmp_path / "good.wgsl").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "broken.wgsl").symlink_to("nowhere.wgsl")
+    (tmp_path / "loop1.wgsl").symlink_to("loop2.wgsl")
+    (tmp_path / "loop2.wgsl").symlink_to("loop1.wgsl")
+    (tmp_path / "dir.wgsl").mkdir()
+    code, results = validate_json(capsys, tmp_path)
+    assert code == 1
+    problems = {name: r["problems"] for name, r in results.items()}
+    assert problems == {
+        "good.wgsl": [],
+        "broken.wgsl": ["cannot read: a symbolic link to nowhere.wgsl, which does not exist"],
+        "loop1.wgsl": ["cannot read: a loop of symbolic links"],
+        "loop2.wgsl": ["cannot read: a loop of symbolic links"],
+        "dir.wgsl": ["cannot read: a folder, not a file (and no kernel.toml in it)"],
+    }
+    assert all(v["ok"] for v in results["good.wgsl"]["engines"].values())
+    # and for people: one line naming each file
+    assert main(["validate", "--engines", "naga", "--templates", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"error: {tmp_path / 'broken.wgsl'}: cannot read: a symbolic link" in out
+
+
+def test_a_folder_of_only_a_dangling_link_fails(capsys, tmp_path: Path) -> None:
+    (tmp_path / "broken.wgsl").symlink_to("nowhere.wgsl")
+    code, results = validate_json(capsys, tmp_path)
+    assert code == 1
+    assert list(results) == ["broken.wgsl"]
+
+
+def test_an_empty_run_is_not_a_pass(capsys, tmp_path: Path) -> None:
+    assert main(["validate", "--engines", "naga", "--templates", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # the error alone: an empty table would read as a pass
+    assert f"error: nothing to validate: no kernel folder or .wgsl file in {tmp_path}" in (
+        captured.err.replace("\n", "")
+    )
+    code, results = validate_json(capsys, tmp_path)
+    assert code == 1 and results == {}
+
+
+def test_a_nul_byte_is_a_verdict_of_every_engine(capsys, tmp_path: Path) -> None:
+    (tmp_path / "good.wgsl").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "nul.wgsl").write_text("// a comment \0 here\n" + GOOD, encoding="utf-8")
+    code, results = validate_json(capsys, tmp_path)
+    assert code == 1
+    assert all(v["ok"] for v in results["good.wgsl"]["engines"].values())
+    engines = results["nul.wgsl"]["engines"]
+    assert set(engines) == {"naga", "wgpu", "dawn"}
+    for verdict in engines.values():
+        assert not verdict["ok"]
+        assert verdict["message"] == (
+            "contains a NUL byte at line 1, column 14: cannot be compiled as given"
+        )
+        assert verdict["template"].endswith("/nul.wgsl:1")  # the file's own line
