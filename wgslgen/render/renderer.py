@@ -142,12 +142,17 @@ def _template_name(spec: KernelSpec) -> str:
     return template_relpath(spec.folder, spec.template_path)
 
 
-@lru_cache(maxsize=1024)
 def _display_path(path: str | Path) -> str:
     """A template path for people reading an error: relative to the bundled library or to the
     current folder (so it can be opened from there)."""
-    path = Path(path)
-    for root in (DEFAULT_TEMPLATES, Path.cwd()):
+    return _display_path_from(str(path), str(Path.cwd()))
+
+
+@lru_cache(maxsize=1024)
+def _display_path_from(path_text: str, cwd: str) -> str:
+    # cached per current folder too: a cached answer for another folder would be wrong
+    path = Path(path_text)
+    for root in (DEFAULT_TEMPLATES, Path(cwd)):
         try:
             return path.resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
