@@ -292,3 +292,17 @@ def test_list_shows_each_kernels_description(
     toml.write_text(text.replace("[kernel]\n", '[kernel]\ndescription = "y = alpha * x [demo]"\n'))
     assert main(["list", "--templates", str(folder.parent)]) == 0
     assert "\nscale: y = alpha * x [demo]\n" in capsys.readouterr().out
+
+
+def test_commands_say_which_wgsl_entries_they_could_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shaders = tmp_path / "shaders"
+    shaders.mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "wgsl" / "f16.wgsl", shaders / "good.wgsl")
+    (shaders / "gone.wgsl").symlink_to(shaders / "nowhere.wgsl")
+    for command in (["list"], ["build", "--no-validate", "--out", str(tmp_path / "gen")]):
+        assert main([*command, "--templates", str(shaders)]) == 0
+        err = capsys.readouterr().err
+        assert f"warning: {shaders / 'gone.wgsl'}: cannot read: a symbolic link to" in err, err
+    assert (tmp_path / "gen" / "good" / "good.wgsl").is_file()  # the rest is built

@@ -5,18 +5,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from wgslgen.cli.kernels import selected_kernels
 from wgslgen.cli.output import (
     add_common_options,
     console,
     emit_json,
     print_table,
     progress,
+    warn,
 )
-from wgslgen.cli.space_guard import add_max_variants_option, check_space, warn
+from wgslgen.cli.space_guard import add_max_variants_option, check_space
 from wgslgen.errors import WgslgenError
 from wgslgen.render import build as builder
 from wgslgen.render import outdir
-from wgslgen.spec.loader import discover, select
 
 DEFAULT_OUT = Path("generated")
 
@@ -42,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Render, then write (or compare with) the output tree."""
-    kernels = select(discover(args.templates), args.kernel)
+    kernels = selected_kernels(args)
     if not kernels:
         where = ", ".join(map(str, args.templates or ["the bundled templates"]))
         raise WgslgenError(f"no kernel found in {where}; nothing was written")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from wgslgen.cli.kernels import selected_kernels
 from wgslgen.cli.output import add_common_options, console, emit_json, print_table
 from wgslgen.config import default_project, source_of
 from wgslgen.spec.kernel import KernelSpec
-from wgslgen.spec.loader import discover, select
 
 SCHEMA_VERSION = 1  # of `list --json` (docs/json-output.md)
 
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print one row per kernel."""
     project = getattr(args, "project", None) or default_project()
-    kernels = select(discover(args.templates), args.kernel)
+    kernels = selected_kernels(args)
     if args.json:
         emit_json(
             {

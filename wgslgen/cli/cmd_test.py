@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from wgslgen.check.engines.base import find_location
+from wgslgen.cli.kernels import selected_kernels
 from wgslgen.cli.options import (
     add_device_options,
     add_input_seed_option,
@@ -35,7 +36,6 @@ from wgslgen.render.renderer import RenderedVariant
 from wgslgen.run.harness import CaseResult, Harness, Report
 from wgslgen.run.reference import with_reference
 from wgslgen.spec.kernel import KernelSpec, format_shape
-from wgslgen.spec.loader import discover, select
 
 _CELL = {
     "pass": "[green]pass[/]",
@@ -67,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Plan, run with a progress bar, print the table; 1 when anything failed."""
-    kernels = select(discover(args.templates), args.kernel)
+    kernels = selected_kernels(args)
     if not kernels:
         raise WgslgenError("no kernel found in the templates given")
     kernels = with_reference(kernels, args.reference, args.templates)

@@ -16,10 +16,10 @@ from wgslgen.check.transpile import (
     transpile,
 )
 from wgslgen.check.transpile_ledger import check_folder
+from wgslgen.cli.kernels import selected_kernels
 from wgslgen.cli.output import add_common_options, console, emit_json, print_table, progress
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.renderer import RenderedVariant, render_families
-from wgslgen.spec.loader import discover, select
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _renderings(args: argparse.Namespace) -> list[RenderedVariant]:
-    kernels = select(discover(args.templates), args.kernel)
+    kernels = selected_kernels(args)
     overrides = parse_overrides(args.set)
     variants = [v for k in kernels for v in (apply_overrides(k, overrides))]
     out = []

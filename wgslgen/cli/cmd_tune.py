@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from wgslgen.cli.cmd_db import DEFAULT_DB, format_ns, report_problems
+from wgslgen.cli.kernels import selected_kernels
 from wgslgen.cli.options import (
     add_device_options,
     add_input_seed_option,
@@ -34,7 +35,6 @@ from wgslgen.cli.output import (
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import parse_overrides
 from wgslgen.spec.kernel import format_shape
-from wgslgen.spec.loader import discover, select
 from wgslgen.spec.space import overridden
 from wgslgen.tune.db import ResultsDB, check_writable, read_selection
 from wgslgen.tune.runner import ShapeReport, Totals, TuneOptions, TuneSession
@@ -159,7 +159,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Plan every (kernel, shape), tune with a progress bar, print, write the selection."""
     started = time.perf_counter()
-    kernels = select(discover(args.templates), args.kernel)
+    kernels = selected_kernels(args)
     if len(kernels) > 1 and not args.kernel:
         names = ", ".join(k.name for k in kernels)
         raise WgslgenError(f"name the kernel(s) to tune with --kernel (found: {names})")

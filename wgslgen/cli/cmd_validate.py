@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import errno
-import os
 import re
-import stat
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from pathlib import Path
@@ -118,8 +115,7 @@ def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[F
     # kernels asked for by name are the ones found by name: an unreadable entry has none yet
     odd = [] if args.kernel else unreadable_wgsl_entries(args.templates)
     problems = [
-        FileProblem(load_plain(path).name, str(path), f"cannot read: {_why_unreadable(path)}")
-        for path in odd
+        FileProblem(load_plain(path).name, str(path), f"cannot read: {why}") for path, why in odd
     ]
     chosen = []
     for spec in kernels:
@@ -147,22 +143,6 @@ def _unrenderable(spec: KernelSpec, error: Exception) -> FileProblem:
         reason = f"cannot analyse: {_plain_reason(spec.template_path, error)}"
         return FileProblem(spec.name, str(spec.template_path), reason)
     raise error
-
-
-def _why_unreadable(path: Path) -> str:
-    """Why the .wgsl entry ``path``, which is not a file, cannot be read (told without
-    opening it: opening a pipe would wait for a writer)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError as e:
-        if path.is_symlink() and e.errno == errno.ENOENT:
-            return f"a symbolic link to {os.readlink(path)}, which does not exist"
-        if e.errno == errno.ELOOP:
-            return "a loop of symbolic links"
-        return e.strerror or str(e)
-    if stat.S_ISDIR(mode):
-        return "a folder, not a file (and no kernel.toml in it)"
-    return "not a regular file"
 
 
 # The kernel a wgslgen file names: generated/ ("// kernel: K   variant: ...") or vendored.

@@ -23,6 +23,11 @@ console = Console(
 err_console = Console(stderr=True, highlight=False)
 
 
+def warn(message: str) -> None:
+    """A warning for people, on stderr."""
+    err_console.print("warning: " + message, markup=False, style="yellow", soft_wrap=True)
+
+
 def print_error(message: str) -> None:
     """An error for people: 'error:' and the message, on stderr."""
     err_console.print("error: " + message, markup=False, style="bold red", soft_wrap=True)

@@ -11,9 +11,7 @@ import argparse
 import math
 from typing import Any
 
-from rich.markup import escape
-
-from wgslgen.cli.output import err_console
+from wgslgen.cli.output import warn
 from wgslgen.errors import WgslgenError
 from wgslgen.render import build as builder
 from wgslgen.spec.space import overridden
@@ -42,11 +40,6 @@ def add_max_variants_option(parser: Any, verb: str) -> None:
         help=f"refuse to {verb} more than N variants (default {MAX_VARIANTS:,}; "
         "narrow with --kernel/--set)",
     )
-
-
-def warn(message: str) -> None:
-    """A warning for people, on stderr."""
-    err_console.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
 
 
 def check_space(kernels: list, overrides: dict[str, str], limit: int, verb: str) -> int:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
+import os
 import re
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -110,11 +113,12 @@ def _kernels_in(path: Path) -> list[KernelSpec]:
     return out
 
 
-def unreadable_wgsl_entries(template_dirs: Sequence[Path | str] | None = None) -> list[Path]:
+def unreadable_wgsl_entries(
+    template_dirs: Sequence[Path | str] | None = None,
+) -> list[tuple[Path, str]]:
     """The entries named *.wgsl in the given folders that discover() passes over because
-    they are not files: a dangling symbolic link or a loop of them, a folder without a
-    kernel.toml, a pipe. `validate` gives each a verdict of its own: a shader that
-    cannot be read is not one that passed."""
+    they are not files (a dangling symbolic link or a loop of them, a folder without a
+    kernel.toml, a pipe), each with why: a shader that cannot be read is not one that passed."""
     out = []
     for path in (Path(d) for d in (template_dirs or [DEFAULT_TEMPLATES])):
         if not path.is_dir() or (path / "kernel.toml").is_file():
@@ -123,8 +127,24 @@ def unreadable_wgsl_entries(template_dirs: Sequence[Path | str] | None = None) -
             if child.name.startswith((".", "_")) or child.suffix != ".wgsl":
                 continue
             if not child.is_file() and not (child / "kernel.toml").is_file():
-                out.append(child)
+                out.append((child, _why_unreadable(child)))
     return out
+
+
+def _why_unreadable(path: Path) -> str:
+    """Why the .wgsl entry ``path``, which is not a file, cannot be read (told without
+    opening it: opening a pipe would wait for a writer)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as e:
+        if path.is_symlink() and e.errno == errno.ENOENT:
+            return f"a symbolic link to {os.readlink(path)}, which does not exist"
+        if e.errno == errno.ELOOP:
+            return "a loop of symbolic links"
+        return e.strerror or str(e)
+    if stat.S_ISDIR(mode):
+        return "a folder, not a file (and no kernel.toml in it)"
+    return "not a regular file"
 
 
 def load_plain(path: Path) -> KernelSpec:
