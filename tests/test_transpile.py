@@ -59,7 +59,22 @@ def _spirv_val(path: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_whole_library_to_spirv_passes_spirv_val(capsys, tmp_path: Path, naga: NagaEngine) -> None:
+def _count_launches(monkeypatch) -> list[str]:
+    """Record the program of every process started from now on (they still run for real)."""
+    launched: list[str] = []
+
+    class CountingPopen(subprocess.Popen):
+        def __init__(self, args, *rest, **kwargs):
+            launched.append(Path(str(args[0] if isinstance(args, (list, tuple)) else args)).name)
+            super().__init__(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", CountingPopen)
+    return launched
+
+
+def test_whole_library_to_spirv_passes_spirv_val(
+    capsys, monkeypatch, tmp_path: Path, naga: NagaEngine
+) -> None:
     assert shutil.which("spirv-val"), "spirv-val not on PATH: apt-get install spirv-tools"
     rendered = [r for k in discover([TEMPLATES]) for v in k.variants for r in render_families(v)]
     readable = [r for r in rendered if r.family in ("any", "naga")]
@@ -67,9 +82,9 @@ def test_whole_library_to_spirv_passes_spirv_val(capsys, tmp_path: Path, naga: N
     valid = {v.id for v in verdicts if v.ok}
     assert len(valid) == len(readable) >= 150  # the bundled library is valid WGSL for naga
 
-    start = time.monotonic()
+    launches = _count_launches(monkeypatch)
     code, report = _transpile(capsys, "--to", "spv", "--out", str(tmp_path))
-    elapsed = time.monotonic() - start
+    monkeypatch.undo()
     assert code == 0, report["summary"]
     assert report["summary"]["renderings"] == len(readable)
     # naga writes SPIR-V 1.0 here; the subgroup variants need 1.3: unsupported, not a failure.
@@ -106,9 +121,10 @@ def test_whole_library_to_spirv_passes_spirv_val(capsys, tmp_path: Path, naga: N
     )
     ledger = json.loads((tmp_path / "wgslgen-transpiled.json").read_text())
     assert sorted(Path(f).name for f in ledger["files"]) == spirv
-    # Batched translation: the whole library in well under 30 s (one Node process per
-    # variant took about 5 minutes).
-    assert elapsed < 30, f"took {elapsed:.1f} s"
+    # Batched translation: a few naga processes for the whole library, not one per variant
+    # (one Node process per variant took about 5 minutes); spirv-val checks each file.
+    translators = [name for name in launches if name != "spirv-val"]
+    assert 1 <= len(translators) <= 8 < len(readable), translators
 
 
 def test_every_target_and_glsl_without_f16_is_unsupported(capsys, tmp_path: Path) -> None:
@@ -339,11 +355,14 @@ def test_bulk_translate_survives_crash_and_hang(tmp_path: Path) -> None:
         assert "RuntimeError: unreachable" in panic.diagnostic
 
 
-def test_bulk_translate_that_cannot_start_fails_every_source_once(tmp_path: Path) -> None:
+def test_bulk_translate_that_cannot_start_fails_every_source_once(
+    monkeypatch, tmp_path: Path
+) -> None:
     translator = NagaTranslator(NagaEngine(_fake(tmp_path, die_at_start=True), jobs=1))
-    start = time.monotonic()
+    launches = _count_launches(monkeypatch)
     results = translator.translate_many([(f"s{i}", "", "main") for i in range(20)], ["spv", "msl"])
-    assert time.monotonic() - start < 10  # one process, not one per source
+    monkeypatch.undo()
+    assert len(launches) <= 2, launches  # one bulk process (and its --version), not one per source
     errors = [v for r in results.values() for v in r.values()]
     assert len(errors) == 40
     assert all(
