@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_common_options(p, variants=True)
     add_shape_option(p, "test at this problem shape instead of the spec's (repeatable)")
     add_profile_option(p, "test", "a variant must fit to be run")
-    add_device_options(p, "deadline per variant and shape")
+    add_device_options(p, "deadline per variant and shape and per reference.py import")
     add_input_seed_option(p)
     add_max_variants_option(p, "test")
     p.add_argument(

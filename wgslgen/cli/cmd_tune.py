@@ -73,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="seed of the random and tpe search order (0)",
     )
     add_input_seed_option(p)
-    add_device_options(p, "deadline per check and per timing job")
+    add_device_options(p, "deadline per check, per timing job and per reference.py import")
     add_profile_option(p, "tune", "a variant must fit to be a candidate")
     _add_timing_options(p)
     _add_output_options(p)
@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json({**_json(args, reports, totals, device, wall, problems), "devices": devices})
     else:
         _print_summary(args, reports, totals, wall, len(entries))
-    return 0 if entries else 1
+    return 0 if entries and not any(r.error for r in reports) else 1
 
 
 def _options(args: argparse.Namespace) -> TuneOptions:
@@ -288,10 +288,6 @@ def format_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def _speedup(x: float | None) -> str:
-    return f"{x:.2f}x" if x else "-"
-
-
 def _print_shape(report: ShapeReport, top: int) -> None:
     plan, d = report.plan, report.decision
     console.print(_shape_header(plan), markup=True)
@@ -308,7 +304,7 @@ def _print_shape(report: ShapeReport, top: int) -> None:
             r["variant"].removeprefix(prefix),
             format_ns(r["median_ns"]) if r["status"] == "ok" else r["status"],
             format_ns(r["iqr_ns"]),
-            _speedup(r["speedup"]),
+            f"{r['speedup']:.2f}x" if r["speedup"] else "-",
             f"{r['pct_of_best']:.0f}%" if r["pct_of_best"] else "-",
             ", ".join(notes),
         ))  # fmt: skip
@@ -336,6 +332,8 @@ def _print_shape(report: ShapeReport, top: int) -> None:
         console.print(f"portable default: {report.default_label(prefix)}", markup=False)
     for note in report.notes + (list(d.notes) if d else []):
         console.print(f"[yellow]note:[/] {escape(note)}", markup=True)
+    if report.error:
+        console.print(f"[bold red]error, not tuned:[/] {escape(report.error)}", markup=True)
 
 
 def _shape_header(plan: ShapePlan) -> str:
@@ -370,6 +368,9 @@ def _print_summary(args: Any, reports: list[ShapeReport], t: Totals, wall: float
         console.print(text, markup=False)
     else:
         console.print("[bold red]nothing selected: no variant passed[/]", markup=True)
+    for r in (r for r in reports if r.error):  # shown with its shape, and again here at the end
+        where = f"{r.plan.spec.name} @ {format_shape(r.plan.shape)}"
+        console.print(f"[bold red]not tuned[/] {escape(where)}: {escape(r.error)}", markup=True)
     if args.plot:
         console.print(f"plot: {args.plot}", markup=False)
 

@@ -3,7 +3,8 @@
 - ``Harness``: runs renderings on one adapter against their reference (check, run, bench,
   head_to_head); ``check_kernels`` tests whole kernels in one call.
 - ``CaseResult``, ``Status``, ``Report``: what a run found.
-- ``TestData``, ``make_case``, ``load_reference``: a case's inputs and expected outputs.
+- ``TestData``, ``make_case``, ``load_reference``: a case's inputs and expected outputs;
+  ``ReferenceFailure``: the reference.py could not give them.
 - ``WorkerClient``, ``WorkerFailure``; ``DispatchJob``, ``HeadToHeadJob``, ``Reply``, ``Stage``:
   the typed contract with the worker process (docs/CONTRACTS.md).
 """
@@ -15,6 +16,7 @@ __getattr__, __all__ = lazy(
     {
         "Harness": "wgslgen.run.harness",
         "check_kernels": "wgslgen.run.harness",
+        "ReferenceFailure": "wgslgen.run.harness",
         "DEFAULT_TIMEOUT_S": "wgslgen.run.harness",
         "CaseResult": "wgslgen.run.report",
         "Status": "wgslgen.run.report",

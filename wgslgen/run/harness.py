@@ -34,6 +34,11 @@ DEFAULT_TIMEOUT_S = 60.0
 _BUFFER_TYPE = {"read": "read-only-storage", "read_write": "storage"}
 
 
+class ReferenceFailure(WgslgenError):
+    """The kernel's reference.py failed (import, make_inputs or reference): no variant of the
+    kernel can be judged at that shape, and none is at fault."""
+
+
 class Harness:
     """Runs rendered variants on one adapter, in a worker process, against their reference."""
 
@@ -88,7 +93,8 @@ class Harness:
         """Inputs and expected outputs of ``case``.
 
         They depend on the encodings and counts, not on the variant, so the reference runs
-        once per shape and encoding, not once per variant.
+        once per shape and encoding, not once per variant. Importing reference.py, like its
+        functions, has the harness's timeout; a failure raises ReferenceFailure.
         """
         spec = case.variant.spec
         encodings = tuple(b.encoding.name for b in case.variant.interface.bindings)
@@ -97,7 +103,10 @@ class Harness:
         if key in self._cases:
             self._cases.move_to_end(key)
             return dataclasses.replace(self._cases[key], case=case)
-        data = make_case(case, load_reference(spec), self.seed, self.timeout)
+        try:
+            data = make_case(case, load_reference(spec, self.timeout), self.seed, self.timeout)
+        except WgslgenError as exc:
+            raise ReferenceFailure(str(exc)) from None
         self._cases[key] = data
         while len(self._cases) > 64:
             self._cases.popitem(last=False)

@@ -23,7 +23,7 @@ from wgslgen.check.limits import BUILTIN_PROFILES, check_passes
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import render
 from wgslgen.run.device import DeviceKey, is_cpu_adapter
-from wgslgen.run.harness import Harness, Status
+from wgslgen.run.harness import Harness, ReferenceFailure, Status
 from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
 from wgslgen.spec.space import VariantSpace
@@ -124,7 +124,8 @@ class TuneSession:
         return planning.plan_shape(self, spec, shape, variants)
 
     def run(self, plan: ShapePlan) -> ShapeReport:
-        """Search, fill in the baseline and a portable variant, then decide."""
+        """Search, fill in the baseline and a portable variant, then decide; a failing
+        reference.py ends the shape as the report's error (its records stay in the database)."""
         report = ShapeReport(plan)
         tried: dict[str, Outcome] = {}
 
@@ -135,21 +136,24 @@ class TuneSession:
                 report.outcomes.append(out)
             return [tried[c.name] for c in cands]
 
-        note = self._search(plan, obtain)
-        if not plan.eligible:  # a lazy plan knows only after drawing
-            drawn = " drawn" if getattr(plan, "pool", None) else ""
-            report.notes.append(
-                f"no variant{drawn} fits profile {self.options.profile} at this shape"
-            )
-        report.notes += [note] if note else []
-        self._baseline(plan, report, lambda c, eligible: obtain([c], eligible)[0])
-        if plan.eligible and not any(o.status == "ok" and o.portable for o in tried.values()):
-            # The selection names a portable default: measure portable variants until one passes.
-            todo = planning.portable_todo(plan, tried, self.options.seed)
-            while wave := list(itertools.islice(todo, self.wave_size(plan))):
-                if any(o.status == "ok" for o in obtain(wave)):
-                    break
-        report.decision = self._decide(plan, report)
+        try:
+            note = self._search(plan, obtain)
+            if not plan.eligible:  # a lazy plan knows only after drawing
+                drawn = " drawn" if getattr(plan, "pool", None) else ""
+                report.notes.append(
+                    f"no variant{drawn} fits profile {self.options.profile} at this shape"
+                )
+            report.notes += [note] if note else []
+            self._baseline(plan, report, lambda c, eligible: obtain([c], eligible)[0])
+            if plan.eligible and not any(o.status == "ok" and o.portable for o in tried.values()):
+                # The selection names a portable default: measure portable ones until one passes.
+                todo = planning.portable_todo(plan, tried, self.options.seed)
+                while wave := list(itertools.islice(todo, self.wave_size(plan))):
+                    if any(o.status == "ok" for o in obtain(wave)):
+                        break
+            report.decision = self._decide(plan, report)
+        except ReferenceFailure as exc:  # the kernel's fault, not a variant's: others go on
+            report.error = str(exc)
         return report
 
     def _search(self, plan: ShapePlan, obtain: Callable[..., list[Outcome]]) -> str | None:
@@ -238,13 +242,8 @@ class TuneSession:
     ) -> Record:  # fmt: skip
         """Append the outcome of a run to the database and count it."""
         record = Record(
-            key=ResultKey(
-                c.sha256,
-                self.device_key.digest(),
-                canonical_shape(shape),
-                c.judge,
-                self.options.input_seed,
-            ),
+            key=ResultKey(c.sha256, self.device_key.digest(), canonical_shape(shape), c.judge,
+                          self.options.input_seed),
             kernel=c.rendered.kernel,
             variant=c.name,
             params=dict(c.rendered.params),
@@ -253,7 +252,7 @@ class TuneSession:
             measurement=m,
             error=error[:ERROR_CHARS] if error else None,
             versions=current_versions(),
-        )
+        )  # fmt: skip
         self.db.append(record)  # at once: a kill after this line loses nothing
         self.totals.measured += 1
         self.totals.failed += status != "ok"
@@ -293,7 +292,7 @@ class TuneSession:
         self.totals.check_s += t1 - t0
         if result.status == Status.ERROR and result.stage == "reference":
             # The user's reference.py failed, not the variant: nothing to record, stop here.
-            raise WgslgenError(result.message.removeprefix("reference: "))
+            raise ReferenceFailure(result.message.removeprefix("reference: "))
         if result.status != Status.PASS:
             return record_status(result), result.message, None
         try:

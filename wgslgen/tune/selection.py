@@ -131,6 +131,7 @@ class ShapeReport:
     decision: Decision | None = None
     notes: list[str] = field(default_factory=list)
     selection: SelectionEntry | None = None
+    error: str | None = None  # the reference.py failed: the shape was not tuned (why)
 
     def tried_portable(self) -> bool:
         """Whether any portable variant was a candidate here (run, found or failed)."""
@@ -178,6 +179,7 @@ class ShapeReport:
             "reason": d.reason if d else None,
             "head_to_head": {n: m.to_dict() for n, m in d.head_to_head.items()} if d else {},
             "notes": self.notes + (list(d.notes) if d else []),
+            "error": self.error,
         }
 
 
