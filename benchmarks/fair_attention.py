@@ -43,7 +43,7 @@ from attention_shapes import (  # noqa: E402
     parse_shape,
     shape_of,
 )
-from result_files import load_results  # noqa: E402
+from result_files import best_torch_us, load_results  # noqa: E402
 from torch_graphs import run_torch  # noqa: E402
 
 from wgslgen.atomic import atomic_write_text  # noqa: E402
@@ -173,12 +173,7 @@ def table(torch_data: dict, ours: dict, bandwidth: float) -> str:
                 def tt(mode, which, t=t):
                     return t.get(mode, {}).get(which, {}).get("median_us")
 
-                tw = min(
-                    (x for x in (tt("eager", "warm"), tt("compile", "warm")) if x), default=None
-                )
-                tc = min(
-                    (x for x in (tt("eager", "cold"), tt("compile", "cold")) if x), default=None
-                )
+                tw, tc = best_torch_us(t, "warm"), best_torch_us(t, "cold")
                 floor = bc["passes"] * disp + bytes_moved(family, s, kv) / bandwidth * 1e6
                 name = lambda r: r["variant"].split("__")[1]  # noqa: E731
                 best = (f"{_fmt(bw['warm']['median_us'])} ({name(bw)}) / "

@@ -15,3 +15,9 @@ def load_results(path: str | Path, script: str) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         raise SystemExit(f"{script}: {path}: no 'results' list: not an output of a benchmark")
     return data
+
+
+def best_torch_us(torch_row: dict, mode: str) -> float | None:
+    """The faster of PyTorch's eager and compiled graphs in one ``torch.json`` row, warm or cold."""
+    found = [torch_row.get(f, {}).get(mode, {}).get("median_us") for f in ("eager", "compile")]
+    return min((x for x in found if x), default=None)

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from attention_shapes import FAMILIES, SHAPES, bytes_moved, parse_shape  # noqa: E402
 from fair_attention import FLOOR_KERNELS  # noqa: E402
-from result_files import load_results  # noqa: E402
+from result_files import best_torch_us, load_results  # noqa: E402
 
 from wgslgen.atomic import atomic_write_text  # noqa: E402
 from wgslgen.errors import WgslgenError  # noqa: E402
@@ -122,12 +122,6 @@ def _best_ours(rows: list[dict], mode: str) -> float | None:
     return min(mine, default=None)
 
 
-def _best_torch(torch_rows: dict, key: tuple, mode: str) -> float | None:
-    t = torch_rows.get(key, {})
-    found = [t.get(f, {}).get(mode, {}).get("median_us") for f in ("eager", "compile")]
-    return min((x for x in found if x), default=None)
-
-
 def _pair(a: float | None, b: float | None, fmt: str = "{:.1f}") -> str:
     return " / ".join("—" if x is None else fmt.format(x) for x in (a, b))
 
@@ -161,9 +155,10 @@ def table(stream: dict, ours: dict, torch_data: dict | None) -> str:
                     continue
                 fw, fc = f["warm"][0], f["cold"][0]
                 ow, oc = _best_ours(rows, "warm"), _best_ours(rows, "cold")
+                t = torch_rows.get((family, s, kv), {})
                 tw, tc = (
                     None if x is None else 0.5 * x
-                    for x in (_best_torch(torch_rows, (family, s, kv), m) for m in ("warm", "cold"))
+                    for x in (best_torch_us(t, m) for m in ("warm", "cold"))
                 )
                 out.append(
                     f"| {s} | {kv} | {bytes_moved(family, s, kv) / 1e6:.1f} | "
