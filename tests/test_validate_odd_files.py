@@ -109,3 +109,25 @@ def test_a_nul_byte_is_a_verdict_of_every_engine(capsys, tmp_path: Path) -> None
             "contains a NUL byte at line 1, column 14: cannot be compiled as given"
         )
         assert verdict["template"].endswith("/nul.wgsl:1")  # the file's own line
+
+
+def test_files_without_a_compute_entry_point_say_what_they_hold(capsys, tmp_path: Path) -> None:
+    (tmp_path / "empty.wgsl").write_text("", encoding="utf-8")
+    (tmp_path / "helpers.wgsl").write_text(
+        "// shared\nfn twice(x: f32) -> f32 { return 2.0 * x; }\n"
+    )
+    (tmp_path / "render.wgsl").write_text(
+        "@vertex fn vs() -> @builtin(position) vec4f { return vec4f(0.0); }\n"
+        "@fragment fn fs() -> @location(0) vec4f { return vec4f(1.0); }\n"
+    )
+    (tmp_path / "good.wgsl").write_text(GOOD, encoding="utf-8")
+    code, results = validate_json(capsys, tmp_path)
+    assert code == 1
+    none = "cannot analyse: no entry point: the file declares no @compute function"
+    assert results["empty.wgsl"]["problems"] == [f"{none} (empty, or helpers only)"]
+    assert results["helpers.wgsl"]["problems"] == [f"{none} (empty, or helpers only)"]
+    assert results["render.wgsl"]["problems"] == [
+        "cannot analyse: no @compute entry point (found @vertex vs, @fragment fs): "
+        "only compute pipelines are built"
+    ]
+    assert results["good.wgsl"]["problems"] == []

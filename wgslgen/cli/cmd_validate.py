@@ -194,7 +194,9 @@ def _plain_reason(path: Any, error: WgslgenError) -> str:
         stages = entry_point_stages(path.read_text(encoding="utf-8"))
     except WgslgenError as own:
         return str(own).splitlines()[0]
-    if stages and "compute" not in stages.values():
+    if not stages:  # `main` in the engines' message is only the name looked for by default
+        return "no entry point: the file declares no @compute function (empty, or helpers only)"
+    if "compute" not in stages.values():
         found = ", ".join(f"@{stage} {name}" for name, stage in stages.items())
         return f"no @compute entry point (found {found}): only compute pipelines are built"
     return str(error).splitlines()[0]
