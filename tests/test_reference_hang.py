@@ -99,3 +99,19 @@ def test_tune_reports_a_failing_reference_and_tunes_the_other_kernel(
     assert len(records) == 5 and {r.kernel for r in records} == {"scale"}
     (entry,) = read_selection(selection)
     assert entry.kernel == "scale"
+
+
+def test_tune_of_only_a_failing_reference_prints_its_error_not_an_empty_table(
+    tmp_path: Path,
+) -> None:
+    kernels = _kernels(tmp_path / "k", RAISE)
+    proc, _ = _wgslgen(
+        "tune", "--templates", str(kernels), "--kernel", "bad", "--shape", "n=1000",
+        "--adapter", "cpu", "--l2-bytes", "1M", "--timeout", "3s",
+        "--db", str(tmp_path / "r.jsonl"), "--selection", str(tmp_path / "s.json"),
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr + proc.stdout
+    assert "variant" not in proc.stdout and "median" not in proc.stdout, proc.stdout
+    # "no variant passed" would be false: none ran; the error says why, once per place.
+    assert "nothing selected" not in proc.stdout, proc.stdout
+    assert proc.stdout.count("broken on purpose") == 2, proc.stdout

@@ -7,10 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-from rich.table import Table
-
-from wgslgen.cli.cmd_db import DEFAULT_DB, format_ns, report_problems
+from wgslgen.cli.cmd_db import DEFAULT_DB, report_problems
 from wgslgen.cli.kernels import selected_kernels
 from wgslgen.cli.options import (
     add_device_options,
@@ -32,12 +29,12 @@ from wgslgen.cli.output import (
     print_adapter,
     progress,
 )
+from wgslgen.cli.tune_output import method_line, print_shape, print_summary, report_json
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import parse_overrides
-from wgslgen.spec.kernel import format_shape
 from wgslgen.spec.space import overridden
 from wgslgen.tune.db import ResultsDB, check_writable, read_selection
-from wgslgen.tune.runner import ShapeReport, Totals, TuneOptions, TuneSession
+from wgslgen.tune.runner import ShapeReport, TuneOptions, TuneSession
 from wgslgen.tune.search import STRATEGIES, Budget
 from wgslgen.tune.selection import ShapePlan
 from wgslgen.tune.selection_file import update_selection
@@ -189,8 +186,8 @@ def run(args: argparse.Namespace) -> int:
 
         if not args.json:
             console.print(f"Ray: {args.ray or 'a local instance'}   profile: {options.profile}"
-                          f"   timing: {_method(options)}", markup=False)  # fmt: skip
-        runs = tune_on_ray(args, options, db, plans, lambda r: _print_shape(r, args.top))
+                          f"   timing: {method_line(options)}", markup=False)  # fmt: skip
+        runs = tune_on_ray(args, options, db, plans, lambda r: print_shape(r, args.top))
         reports = [r for run in runs for r in run.reports]
         totals = sum_totals(runs)
         devices = [{"label": r.label, "digest": r.digest, "nodes": r.nodes} for r in runs]
@@ -209,9 +206,11 @@ def run(args: argparse.Namespace) -> int:
 
         plot_reports(reports, args.plot, device["label"])
     if args.json:
-        emit_json({**_json(args, reports, totals, device, wall, problems), "devices": devices})
+        emit_json(
+            {**report_json(args, reports, totals, device, wall, problems), "devices": devices}
+        )
     else:
-        _print_summary(args, reports, totals, wall, len(entries))
+        print_summary(args, reports, totals, wall, len(entries))
     return 0 if entries and not any(r.error for r in reports) else 1
 
 
@@ -259,7 +258,7 @@ def _tune_here(args: Any, options: TuneOptions, db: ResultsDB, plans: Any):
     """Tune on this machine's adapter: (reports, totals, device)."""
     reports: list[ShapeReport] = []
     with TuneSession(options, db) as session:
-        extra = f"   profile: {options.profile}   timing: {_method(options)}"
+        extra = f"   profile: {options.profile}   timing: {method_line(options)}"
         print_adapter(session.harness.adapter_info, args.json, extra)
         todo = plans(session)
         with progress("tuning", sum(p.steps for p in todo), enabled=not args.json) as bar:
@@ -269,131 +268,6 @@ def _tune_here(args: Any, options: TuneOptions, db: ResultsDB, plans: Any):
                 session.select(report)
                 reports.append(report)
                 if not args.json:
-                    _print_shape(report, args.top)
+                    print_shape(report, args.top)
         device = {"label": session.device_label, "digest": session.device_key.digest()}
         return reports, session.totals, device
-
-
-def _method(options: TuneOptions) -> str:
-    if options.warm:
-        return "warm cache"
-    return f"cold cache (flush {format_bytes(options.flush_bytes())} before each sample)"
-
-
-def format_bytes(n: int) -> str:
-    """Bytes for people, in binary units."""
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:g} {unit}"
-    return f"{n} B"
-
-
-def _print_shape(report: ShapeReport, top: int) -> None:
-    plan, d = report.plan, report.decision
-    console.print(_shape_header(plan), markup=True)
-    rows, shown = report.rows(), []
-    prefix = f"{plan.spec.name}__"
-    for i, r in enumerate(rows):
-        if r["status"] == "ok" and i >= top and not r["tags"]:
-            continue
-        notes = (
-            r["tags"] + (["cached"] if r["reused"] else []) + ([r["error"]] if r["error"] else [])
-        )
-        shown.append((
-            i + 1 if r["status"] == "ok" else "-",
-            r["variant"].removeprefix(prefix),
-            format_ns(r["median_ns"]) if r["status"] == "ok" else r["status"],
-            format_ns(r["iqr_ns"]),
-            f"{r['speedup']:.2f}x" if r["speedup"] else "-",
-            f"{r['pct_of_best']:.0f}%" if r["pct_of_best"] else "-",
-            ", ".join(notes),
-        ))  # fmt: skip
-    table = Table(title_justify="left")
-    for col in ("#", "variant", "median", "IQR", "vs baseline", "% of best", "notes"):
-        # Variant names are what people copy: never wrap or cut them.
-        table.add_column(col, no_wrap=col in ("variant", "median", "IQR"), overflow="fold")
-    for row in shown:
-        table.add_row(*(escape(str(c)) for c in row))  # error texts may hold [brackets]
-    console.print(table)
-    if d is not None:
-        if d.head_to_head:
-            rounds = next(iter(d.head_to_head.values())).reps
-            line = ", ".join(
-                f"{n.removeprefix(prefix)} {format_ns(m.median_ns)}"
-                for n, m in sorted(d.head_to_head.items(), key=lambda x: x[1].median_ns)
-            )
-            console.print(f"head-to-head ({rounds} rounds): {line}", markup=False)
-        speed = f", {d.speedup:.2f}x vs baseline" if d.speedup else ", no baseline time"
-        console.print(
-            f"[green]winner[/] {escape(d.winner.removeprefix(prefix))} "
-            f"({format_ns(d.medians[d.winner])}{speed}): {escape(d.reason.replace(prefix, ''))}",
-            markup=True,
-        )
-        console.print(f"portable default: {report.default_label(prefix)}", markup=False)
-    for note in report.notes + (list(d.notes) if d else []):
-        console.print(f"[yellow]note:[/] {escape(note)}", markup=True)
-    if report.error:
-        console.print(f"[bold red]error, not tuned:[/] {escape(report.error)}", markup=True)
-
-
-def _shape_header(plan: ShapePlan) -> str:
-    """The kernel, shape, search and how many candidates it had (or drew, lazily)."""
-    fits = sum(1 for _, why in plan.excluded if why.startswith("does not fit"))
-    excluded = (
-        f"; excluded: {fits} outside the profile, {len(plan.excluded) - fits} by preconditions"
-    )
-    pool = getattr(plan, "pool", None)
-    found = (
-        f"{len(plan.eligible)} candidate(s) among {pool.drawn:,} drawn from "
-        f"{plan.count.text()} variants"
-        if pool is not None
-        else f"{len(plan.eligible)} candidate(s)"
-    )
-    return (
-        f"\n[bold]{escape(plan.spec.name)}[/] @ {escape(format_shape(plan.shape))}: "
-        f"{plan.strategy} search, {escape(found)}" + (excluded if plan.excluded else "")
-    )
-
-
-def _print_summary(args: Any, reports: list[ShapeReport], t: Totals, wall: float, n: int) -> None:
-    timed = t.timed_ns + t.head_to_head_ns
-    overhead = f", overhead {wall / (timed * 1e-9):.1f}x" if timed else ""
-    console.print(
-        f"\n{t.measured} run(s) ({t.failed} failed), {t.reused} reused from {args.db}; "
-        f"wall {wall:.1f} s, timed repetitions {timed * 1e-9:.2f} s{overhead}",
-        markup=False,
-    )
-    if n:
-        text = f"selection: {n} entr{'y' if n == 1 else 'ies'} written to {args.selection}"
-        console.print(text, markup=False)
-    else:
-        console.print("[bold red]nothing selected: no variant passed[/]", markup=True)
-    for r in (r for r in reports if r.error):  # shown with its shape, and again here at the end
-        where = f"{r.plan.spec.name} @ {format_shape(r.plan.shape)}"
-        console.print(f"[bold red]not tuned[/] {escape(where)}: {escape(r.error)}", markup=True)
-    if args.plot:
-        console.print(f"plot: {args.plot}", markup=False)
-
-
-def _json(args: Any, reports: list[ShapeReport], t: Totals, device: dict, wall: float, problems):
-    return {
-        "device": device,
-        "profile": one_profile(args),
-        "db": str(args.db),
-        "selection": str(args.selection),
-        "shapes": [{**r.to_dict(), "space": _space(r.plan)} for r in reports],
-        "totals": {"measured": t.measured, "reused": t.reused, "failed": t.failed,
-                   "timed_s": t.timed_ns * 1e-9, "head_to_head_s": t.head_to_head_ns * 1e-9,
-                   "wall_s": wall},
-        "skipped_lines": [{"line": n, "problem": why} for n, why in problems],
-    }  # fmt: skip
-
-
-def _space(plan: ShapePlan) -> dict[str, Any]:
-    """How the shape's variants were found: rendered up front, or drawn lazily."""
-    pool = getattr(plan, "pool", None)
-    if pool is None:
-        n = len(plan.eligible) + len(plan.excluded)
-        return {"variants": n, "exact": True, "lazy": False, "drawn": n}
-    return {"variants": plan.count.n, "exact": plan.count.exact, "lazy": True,
-            "drawn": pool.drawn}  # fmt: skip
