@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -74,17 +76,29 @@ def test_ray_tune_gives_the_local_tunes_records_and_leaves_no_process(tmp_path, 
     local, fleet = tmp_path / "local", tmp_path / "ray"
     assert main([*SCALE, *SHAPES, *FAST, "--json", *files(local)]) == 0
     local_doc = {s["shape"]: s for s in json.loads(capsys.readouterr().out)["shapes"]}
-    # The CLI starts (and must stop) its own local Ray instance.
+    # The CLI starts (and must stop) its own local Ray instance, even where the last
+    # `ray start` on this machine left its address behind and died: Ray's own default
+    # would try to join that one (CI once waited 14 minutes on it).
+    ray_tmp = Path(tempfile.mkdtemp(prefix="wr", dir="/tmp"))  # short: Ray's socket paths
+    (ray_tmp / "ray").mkdir()
+    (ray_tmp / "ray" / "ray_current_cluster").write_text("192.0.2.2:38467\n")
+    env = {**os.environ, "RAY_TMPDIR": str(ray_tmp)}
+    env.pop("RAY_ADDRESS", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "wgslgen", *SCALE, *SHAPES, *FAST, "--ray", "--json",
          *files(fleet)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     seen: set[int] = set()
+    deadline = time.monotonic() + 300
     while proc.poll() is None:  # every process the tune starts: Ray's and the device workers
         seen |= descendants(proc.pid)
+        if time.monotonic() > deadline:
+            proc.kill()
         time.sleep(0.2)
     out, err = proc.communicate()
+    shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert "Connecting to existing Ray cluster" not in err, err
     assert proc.returncode == 0, err
     mine = ResultsDB(local / "results.jsonl").load().records
     theirs = ResultsDB(fleet / "results.jsonl").load().records
@@ -220,7 +234,13 @@ def local_ray():
     """A local Ray instance of two CPUs for the in-process tests; shut down in the end."""
     from wgslgen.tune.fleet import runtime_env
 
-    ray.init(num_cpus=2, include_dashboard=False, runtime_env=runtime_env(), log_to_driver=False)
+    ray.init(
+        address="local",  # not a cluster a past `ray start` on this machine recorded
+        num_cpus=2,
+        include_dashboard=False,
+        runtime_env=runtime_env(),
+        log_to_driver=False,
+    )
     try:
         yield ray
     finally:

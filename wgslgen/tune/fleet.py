@@ -78,7 +78,9 @@ def connect(address: str | None) -> Iterator[Any]:
         if address:
             ray.init(address=address, **kwargs)
         else:
-            ray.init(include_dashboard=False, **kwargs)
+            # "local", not None: Ray's default joins the last `ray start` cluster it finds
+            # recorded on this machine (or RAY_ADDRESS), even a dead one; --ray means our own.
+            ray.init(address="local", include_dashboard=False, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as e:
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
         raise WgslgenError(f"cannot start or reach {where}: {e}") from None
