@@ -12,7 +12,7 @@ from tests import vendor_helpers as vh
 from tests.conftest import ROOT, TEMPLATES
 from wgslgen.check.limits import WEBGPU_LIMITS
 from wgslgen.errors import WgslgenError
-from wgslgen.vendor import conformance, folder, models
+from wgslgen.vendor import candidates, conformance, folder, models
 from wgslgen.vendor import plan as vplan
 from wgslgen.vendor.expr import evaluate, to_tree, to_value
 from wgslgen.vendor.runtime import wgslgen_runtime as rt
@@ -149,7 +149,7 @@ def test_selection_naming_unknown_variant(tmp_path):
 
 
 def test_a_variant_failing_validation_is_not_vendored(monkeypatch):
-    real = vplan._validate
+    real = candidates._validate
     ks = [k for k in vh.specs() if k.name == "attention_bwd_dkv"]
     first = vplan.plan_vendor(ks, None, [])
     victim = first.manifest["kernels"]["attention_bwd_dkv"]["selection"]["portable_fallback"]
@@ -160,7 +160,7 @@ def test_a_variant_failing_validation_is_not_vendored(monkeypatch):
             out[victim] = (False, "naga: injected failure", set())
         return out
 
-    monkeypatch.setattr(vplan, "_validate", failing)
+    monkeypatch.setattr(candidates, "_validate", failing)
     plan = vplan.plan_vendor(ks, None, [])
     assert (victim, "naga: injected failure") in plan.excluded
     assert victim not in plan.manifest["variants"]

@@ -7,12 +7,13 @@ Small shapes only: Mesa's lavapipe stops a loop after 65,535 iterations.
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wgslgen.check.limits import COMPAT_LIMITS, WEBGPU_LIMITS
 from wgslgen.errors import WgslgenError
-from wgslgen.spec.kernel import KernelSpec
+from wgslgen.spec.kernel import KernelSpec, Variant
 from wgslgen.vendor.runtime import wgslgen_runtime as rt
 
 SMALL = {"head_dim": 32, "n_heads": 4, "n_kv_heads": 2, "history_len": 96, "pos": 90, "window": 0}
@@ -68,12 +69,30 @@ def small_shape(spec: KernelSpec) -> dict[str, int | float]:
     return {s: SMALL[s] for s in spec.problem.sizes}
 
 
+def run_shape(variant: Variant) -> dict[str, int | float]:
+    """The shape a variant's conformance run uses: its kernel's small shape, or for a variant
+    that serves only some shapes (fixed_head_dim) the smallest [test] shape it accepts."""
+    shape = small_shape(variant.spec)
+    candidates = [shape, *sorted((dict(s) for s in variant.spec.test_shapes), key=_volume)]
+    for candidate in candidates:
+        try:
+            variant.problem_scope(candidate)
+        except WgslgenError:
+            continue
+        return candidate
+    raise WgslgenError(f"{variant.name}: no conformance shape (none of its [test] shapes fits)")
+
+
+def _volume(shape: Mapping[str, int | float]) -> float:
+    return math.prod(float(v) for v in shape.values())
+
+
 def run_case(spec: KernelSpec, name: str, entry: Mapping[str, Any], seed: int = 0) -> dict:
     """One variant at its small shape: upload bytes, expected outputs, and golden numbers."""
     from wgslgen.run.reference import load_reference, make_case
 
     variant = next(v for v in spec.variants if v.name == name)
-    shape = small_shape(spec)
+    shape = run_shape(variant)
     case = variant.case(shape)
     data = make_case(case, load_reference(spec), seed)
     tol = variant.tolerance()

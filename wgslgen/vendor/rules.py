@@ -6,6 +6,11 @@ architecture when known) alone. Shapes fall into buckets with explicit edges: be
 tuned values of a size the edge is their geometric mean; a size tuned at one value only is
 unbounded. Only integer sizes are bucketed: a float parameter of the shape (eps = 1e-5) is no
 size, and the selector ignores it.
+
+A rule's chain is the entry's winner and portable default; where both are narrower than the
+kernel's portable fallback (a variant fixed to one head_dim), the fastest variant measured at
+that shape and device that is as wide as the fallback follows them, so that a caller at
+another head_dim gets a tuned variant, not the fallback.
 """
 
 from __future__ import annotations
@@ -13,25 +18,62 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wgslgen.errors import WgslgenError
 from wgslgen.spec.kernel import parse_shape
-from wgslgen.tune.db import ResultsDB, SelectionEntry
+from wgslgen.tune.db import ResultsDB, SelectionEntry, latest
+from wgslgen.tune.selection_file import Choice
 
 
-def device_facts(results_path: Path) -> tuple[dict[str, dict], dict[tuple[str, str, str], int]]:
-    """Per device digest its device_info, and samples per (sha256, device, shape)."""
+@dataclass
+class TuningFacts:
+    """What results.jsonl holds beside the selection."""
+
+    infos: dict[str, dict] = field(default_factory=dict)  # device digest -> device_info
+    samples: dict[tuple[str, str, str], int] = field(default_factory=dict)  # (sha, device, shape)
+    # (kernel, device, shape) -> every variant measured ok there, fastest first
+    timings: dict[tuple[str, str, str], list[Choice]] = field(default_factory=dict)
+
+
+def tuning_facts(results_path: Path) -> TuningFacts:
+    """The device facts, sample counts and ok timings of ``results_path`` (latest per key)."""
+    facts = TuningFacts()
     if not results_path.is_file():
-        return {}, {}
-    infos: dict[str, dict] = {}
-    samples: dict[tuple[str, str, str], int] = {}
-    for r in ResultsDB(results_path).load().records:
-        infos.setdefault(r.key.device, r.device_info)
+        return facts
+    for r in latest(ResultsDB(results_path).load().records):
+        facts.infos.setdefault(r.key.device, r.device_info)
         if r.measurement is not None and r.status == "ok":
-            samples[(r.key.source_sha256, r.key.device, r.key.shape)] = r.measurement.reps
-    return infos, samples
+            facts.samples[(r.key.source_sha256, r.key.device, r.key.shape)] = r.measurement.reps
+            facts.timings.setdefault((r.kernel, r.key.device, r.key.shape), []).append(
+                Choice(r.variant, r.measurement.median_ns, r.key.source_sha256)
+            )
+    for timed in facts.timings.values():
+        timed.sort(key=lambda c: (c.median_ns, c.variant))
+    return facts
+
+
+def wide_alternates(
+    entries: Sequence[SelectionEntry],
+    timings: Mapping[tuple[str, str, str], list[Choice]],
+    wide: Callable[[str], bool],
+    usable: Callable[[str, str | None], str | None],
+    roles: Sequence[str] = ("winner", "default"),
+) -> dict[tuple[str, str], Choice]:
+    """Per (device, shape) of ``entries`` whose choices in ``roles`` are all narrow (not
+    ``wide``), the fastest usable wide variant measured there, where there is one."""
+    out = {}
+    for e in entries:
+        chosen = [getattr(e, role) for role in roles]
+        if any(c is not None and wide(c.variant) for c in chosen):
+            continue
+        for c in timings.get((e.kernel, e.device, e.shape), ()):
+            if wide(c.variant) and usable(c.variant, c.sha256) is None:
+                out[(e.device, e.shape)] = c
+                break
+    return out
 
 
 def _parse(shape: str, where: str = "selection") -> dict[str, int | float]:
@@ -88,17 +130,19 @@ def _matches(info: Mapping[str, Any]) -> list[dict[str, str | None]]:
 
 def kernel_rules(
     entries: Sequence[SelectionEntry],
-    infos: Mapping[str, dict],
-    samples: Mapping[tuple[str, str, str], int],
+    facts: TuningFacts,
     usable: Callable[[str, str | None], str | None],
     warnings: list[str],
     sizes: Collection[str] | None = None,
     where: str = "selection",
+    alternates: Mapping[tuple[str, str], Choice] | None = None,
 ) -> list[dict[str, Any]]:
     """One kernel's rules, most specific first; ``usable(variant, sha)`` says why not (or None).
 
     ``sizes``: the kernel's integer sizes, the only ones a rule buckets; ``where``: the
-    selection file, named by errors."""
+    selection file, named by errors; ``alternates``: wide_alternates, appended to their
+    entries' chains."""
+    infos, samples, alternates = facts.infos, facts.samples, alternates or {}
     by_device: dict[str, list[SelectionEntry]] = defaultdict(list)
     for e in entries:
         by_device[e.device].append(e)
@@ -115,7 +159,7 @@ def kernel_rules(
         shapes = [_parse(e.shape, f"{where}: entry kernel={e.kernel}") for e in group]
         for e, bucket in zip(group, buckets(shapes, sizes), strict=True):
             chain = []
-            for choice in (e.winner, e.default):
+            for choice in (e.winner, e.default, alternates.get((e.device, e.shape))):
                 if choice is None or any(c["variant"] == choice.variant for c in chain):
                     continue
                 why = usable(choice.variant, choice.sha256)
@@ -137,7 +181,21 @@ def kernel_rules(
     return rules
 
 
-def default_chain(entries: Sequence[SelectionEntry], ok: Callable[[str], bool]) -> list[str]:
-    """The portable defaults tuning chose, most often chosen first."""
-    counts = Counter(e.default.variant for e in entries if e.default is not None)
-    return [n for n, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if ok(n)]
+def default_chain(
+    entries: Sequence[SelectionEntry],
+    ok: Callable[[str], bool],
+    alternates: Mapping[tuple[str, str], Choice] | None = None,
+    wide: Callable[[str], bool] = lambda _: True,
+) -> list[str]:
+    """The portable defaults tuning chose, most often chosen first; where none is ``wide``,
+    then ``alternates`` (wide_alternates of the defaults), most often chosen first."""
+
+    def by_count(names: list[str]) -> list[str]:
+        counts = Counter(names)
+        return [n for n, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if ok(n)]
+
+    chain = by_count([e.default.variant for e in entries if e.default is not None])
+    if not any(wide(n) for n in chain):
+        chain += [n for n in by_count([c.variant for c in (alternates or {}).values()])
+                  if n not in chain]  # fmt: skip
+    return chain
