@@ -19,7 +19,13 @@ K/V traffic, the same instructions), ``o-hits``/``p-hits`` the same for d_out an
 ``part-hits``/``ds-hits`` for the reads (only) of the scratch partials and of d_scores (the
 compiler may then merge a thread's identical loads into one), ``no-barriers`` drops every
 workgroupBarrier(), ``empty`` returns at the top of every entry point (the cost of launching
-the grid: workgroups that do nothing).
+the grid: workgroups that do nothing). ``const-params`` writes every ``params.<field>`` as the
+timed shape's value (no uniform load before the first address, and what the compiler can fold
+with the values known), ``const-heads`` only head_dim and the head counts (what a variant
+rendered for one model would know), ``no-clamp`` drops the split kernels' clamp of each key to
+the chunk's last (right where the history is a whole number of chunks, or where a read past
+the buffer gives a finite value, as wgpu's bounds checks do); these three keep the results
+right at the shapes they are meant for, so they are checked there before they are timed.
 """
 
 from __future__ import annotations
@@ -58,14 +64,30 @@ ABLATIONS = {
     "no-barriers": (r"\n\s*workgroupBarrier\(\);", ""),
     "empty": (r"(@compute[^{]*\{)", r"\1\n    return;"),
 }
+# Ablations that keep the results right at the shapes they are meant for (checked there):
+# the shaped ones fill in the case's values, `no-clamp` drops the split kernels' clamp of a
+# key to the chunk's last.
+SHAPED_ABLATIONS = {
+    "const-params": r"\bparams\.(\w+)\b",
+    "const-heads": r"\bparams\.(head_dim|n_heads|n_kv_heads|heads_per_kv)\b",
+}
+EXACT_ABLATIONS = {"no-clamp": (r"\bmin\((kg \+ \d+u|jk\d+), last\)", r"\1")}
 
 
-def ablated(rendered, names: list[str]):
-    """``rendered`` with the text changes of the ablations ``names``, under its own hash."""
+def ablated(rendered, names: list[str], scope: dict | None = None):
+    """``rendered`` with the text changes of the ablations ``names``, under its own hash.
+
+    ``scope`` (the case's sizes and derived values) fills in the shaped ablations.
+    """
     source = rendered.source
     for name in names:
-        pattern, replacement = ABLATIONS[name]
-        source, count = re.subn(pattern, replacement, source)
+        if name in SHAPED_ABLATIONS:
+            source, count = re.subn(
+                SHAPED_ABLATIONS[name], lambda m: f"{int(scope[m.group(1)])}u", source
+            )
+        else:
+            pattern, replacement = {**ABLATIONS, **EXACT_ABLATIONS}[name]
+            source, count = re.subn(pattern, replacement, source)
         if not count:
             raise SystemExit(f"ablation {name}: nothing to change in {rendered.name}")
     digest = hashlib.sha256(source.encode()).hexdigest()
@@ -105,12 +127,15 @@ def main() -> int:
         action="append",
         default=[],
         metavar="NAMES",
-        help=f"also time with these text changes (comma-separated; from {', '.join(ABLATIONS)})",
+        help="also time with these text changes (comma-separated; from "
+        f"{', '.join([*ABLATIONS, *SHAPED_ABLATIONS, *EXACT_ABLATIONS])})",
     )
     args = ap.parse_args()
     ablations = [[n.strip() for n in a.split(",")] for a in args.ablate]
     for names in ablations:
-        if unknown_ablations := [n for n in names if n not in ABLATIONS]:
+        if unknown_ablations := [
+            n for n in names if n not in {**ABLATIONS, **SHAPED_ABLATIONS, **EXACT_ABLATIONS}
+        ]:
             raise SystemExit(f"unknown ablation {', '.join(unknown_ablations)}")
     try:
         spec = select(discover([ROOT / "templates"]), [args.kernel])[0]
@@ -135,9 +160,17 @@ def main() -> int:
                     continue
                 if check.status != "pass":
                     raise SystemExit(f"{name} @ {s}: {check.status}: {check.message}")
+                scope = rendered.variant.problem_scope(shape)
                 for names in [[], *ablations]:
                     h.worker.close()
-                    timed = ablated(rendered, names) if names else rendered
+                    timed = ablated(rendered, names, scope) if names else rendered
+                    if names and all(n in SHAPED_ABLATIONS or n in EXACT_ABLATIONS for n in names):
+                        ablated_check = h.check(timed, shape)
+                        if ablated_check.status != "pass":
+                            raise SystemExit(
+                                f"{name} @ {s} [{'+'.join(names)}]: {ablated_check.status}: "
+                                f"{ablated_check.message}"
+                            )
                     times = time_passes(h, timed, shape, args.budget_s)
                     label = "+".join(names) or "as is"
                     rows.append({"variant": name, "shape": s, "ablation": label, "times_us": times})

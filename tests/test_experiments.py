@@ -187,3 +187,45 @@ def test_pass_breakdown_skips_a_shape_the_variant_does_not_apply_to(tmp_path) ->
     rows = json.loads(out.read_text())
     assert {r["shape"] for r in rows} == {"256,2,1,40"}
     assert rows[0]["times_us"]["all"]["warm"] > 0
+
+
+def _pass_breakdown(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    """benchmarks/pass_breakdown.py on lavapipe with a short budget."""
+    script = ROOT / "benchmarks" / "pass_breakdown.py"
+    return subprocess.run(
+        [sys.executable, str(script), *args, "--adapter", "cpu", "--budget-s", "0.02"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+
+
+def test_pass_breakdown_value_keeping_ablations_are_checked_then_timed(tmp_path) -> None:
+    """const-params / const-heads write the shape's values in and no-clamp drops the key
+    clamp: the text changes as said, and each ablated variant is checked (it must stay right)
+    before it is timed, so its row comes out."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import pass_breakdown as pb
+
+    from wgslgen.render.renderer import render
+    from wgslgen.spec.loader import discover, select
+
+    spec = select(discover([ROOT / "templates"]), ["attention_split"])[0]
+    variant = next(v for v in spec.variants if v.name.endswith("wg256_ch64_g2_u2_e3_sf16_hd128"))
+    rendered = render(variant, "naga")
+    sizes = {"head_dim": 128, "n_heads": 4, "n_kv_heads": 2, "history_len": 256}
+    scope = variant.problem_scope({**sizes, "pos": 255, "window": 0})
+    every = pb.ablated(rendered, ["const-params"], scope).source
+    assert "params." not in every and "let kv = h0 / 2u;" in every
+    heads = pb.ablated(rendered, ["const-heads"], scope).source
+    assert "params.n_kv_heads" not in heads and "params.n_chunks" in heads
+    assert "min(kg + 8u, last)" in rendered.source
+    assert "min(kg + 8u, last)" not in pb.ablated(rendered, ["no-clamp"], scope).source
+
+    out = tmp_path / "b.json"
+    proc = _pass_breakdown(
+        tmp_path, "--kernel", "attention_split", "--variant", "wg256_ch64_g2_u2_e3_sf16_hd128",
+        "--shape", "128,4,2,256", "--json", str(out),
+        "--ablate", "const-params", "--ablate", "const-heads,no-clamp",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    rows = json.loads(out.read_text())
+    assert [r["ablation"] for r in rows] == ["as is", "const-params", "const-heads+no-clamp"]
