@@ -251,3 +251,24 @@ def test_a_template_refuses_axis_values_it_cannot_render_with_its_line(tmp_path)
     assert bad.name in message
     good = next(v for v in spec.variants if v.params["fixed_head_dim"] == 128)
     assert "let head_dim = 128u;" in render(good).source
+
+
+def test_fixed_head_counts_render_as_constants_and_a_ragged_pair_is_refused(tmp_path) -> None:
+    """fixed_n_heads / fixed_n_kv_heads: the KV head of a workgroup and the row stride become
+    constants; 12 query heads over 8 KV heads has no whole number of heads per KV head and is
+    refused by the template where it renders, not rendered with a wrong KV head."""
+    shutil.copytree(TEMPLATES / "_lib", tmp_path / "_lib")
+    shutil.copytree(TEMPLATES / "attention_split", tmp_path / "attention_split")
+    toml = tmp_path / "attention_split" / "kernel.toml"
+    toml.write_text(toml.read_text().replace("values = [0, 32]", "values = [0, 12, 32]"))
+    [spec] = discover([tmp_path])
+    good = next(v for v in spec.variants if v.params["fixed_n_heads"] == 32)
+    text = render(good).source
+    assert "let kv = h0 / 4u;" in text and "let row_v = 8u * nv;" in text
+    assert "params.n_heads" not in text and "params.n_kv_heads" not in text
+    bad = next(v for v in spec.variants if v.params["fixed_n_heads"] == 12)
+    with pytest.raises(WgslgenError) as caught:
+        render(bad)
+    assert re.search(
+        r"attention_split\.wgsl\.j2:\d+: fixed_n_heads = 12 with fixed_n_kv_he", str(caught.value)
+    )
