@@ -82,6 +82,12 @@ def ablated(rendered, names: list[str], scope: dict | None = None):
     source = rendered.source
     for name in names:
         if name in SHAPED_ABLATIONS:
+            fields = set(re.findall(SHAPED_ABLATIONS[name], source))
+            if unknown := sorted(fields - set(scope or {})):
+                raise SystemExit(
+                    f"ablation {name}: {rendered.name} reads params.{', params.'.join(unknown)}, "
+                    "which the shape does not give"
+                )
             source, count = re.subn(
                 SHAPED_ABLATIONS[name], lambda m: f"{int(scope[m.group(1)])}u", source
             )

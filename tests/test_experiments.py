@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import ROOT
 
 COMPARE = ROOT / "benchmarks" / "experiments" / "compare.py"
@@ -219,6 +221,8 @@ def test_pass_breakdown_value_keeping_ablations_are_checked_then_timed(tmp_path)
     assert "params.n_kv_heads" not in heads and "params.n_chunks" in heads
     assert "min(kg + 8u, last)" in rendered.source
     assert "min(kg + 8u, last)" not in pb.ablated(rendered, ["no-clamp"], scope).source
+    with pytest.raises(SystemExit, match=r"reads params\.n_chunks, .* the shape does not give"):
+        pb.ablated(rendered, ["const-params"], {k: v for k, v in scope.items() if k != "n_chunks"})
 
     out = tmp_path / "b.json"
     proc = _pass_breakdown(
