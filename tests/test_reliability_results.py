@@ -252,3 +252,26 @@ def test_shipped_schemas_are_current_and_the_bundled_files_validate() -> None:
     bad["measurement"]["median_ns"] = "fast"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, results_schema)
+
+
+def test_an_axis_added_with_its_precondition_keeps_the_other_variants_records(
+    scale: Path,
+) -> None:
+    """An axis whose baseline is left out of names, with `fixed_n == 0 or n == fixed_n`: the
+    variants it leaves as they were keep their judging digest (their records stay valid);
+    the new ones, which the precondition restricts, are judged apart from their twins."""
+    before = _judges(scale)
+    axis = (
+        '[[axis]]\nname = "fixed_n"\nkey = "fn"\nvalues = [0, 1000]\nbaseline = 0\n'
+        "omit_baseline_from_name = true\n\n[uniform]"
+    )
+    _edit(scale / "kernel.toml", "[uniform]", axis)
+    _edit(
+        scale / "kernel.toml",
+        'preconditions = ["n >= 1"]',
+        'preconditions = ["n >= 1", "fixed_n == 0 or n == fixed_n"]',
+    )
+    after = _judges(scale)
+    assert {n: after[n] for n in before} == before
+    fixed = [n for n in after if n.endswith("_fn1000")]
+    assert fixed and all(after[n] != before[n.removesuffix("_fn1000")] for n in fixed)
