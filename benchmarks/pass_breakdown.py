@@ -72,6 +72,9 @@ SHAPED_ABLATIONS = {
     "const-heads": r"\bparams\.(head_dim|n_heads|n_kv_heads|heads_per_kv)\b",
 }
 EXACT_ABLATIONS = {"no-clamp": (r"\bmin\((kg \+ \d+u|jk\d+), last\)", r"\1")}
+FIXED_TEXT = {**ABLATIONS, **EXACT_ABLATIONS}  # name -> (pattern, replacement)
+CHECKED = {*SHAPED_ABLATIONS, *EXACT_ABLATIONS}
+EVERY_ABLATION = [*FIXED_TEXT, *SHAPED_ABLATIONS]
 
 
 def ablated(rendered, names: list[str], scope: dict | None = None):
@@ -92,7 +95,7 @@ def ablated(rendered, names: list[str], scope: dict | None = None):
                 SHAPED_ABLATIONS[name], lambda m: f"{int(scope[m.group(1)])}u", source
             )
         else:
-            pattern, replacement = {**ABLATIONS, **EXACT_ABLATIONS}[name]
+            pattern, replacement = FIXED_TEXT[name]
             source, count = re.subn(pattern, replacement, source)
         if not count:
             raise SystemExit(f"ablation {name}: nothing to change in {rendered.name}")
@@ -134,14 +137,12 @@ def main() -> int:
         default=[],
         metavar="NAMES",
         help="also time with these text changes (comma-separated; from "
-        f"{', '.join([*ABLATIONS, *SHAPED_ABLATIONS, *EXACT_ABLATIONS])})",
+        f"{', '.join(EVERY_ABLATION)})",
     )
     args = ap.parse_args()
     ablations = [[n.strip() for n in a.split(",")] for a in args.ablate]
     for names in ablations:
-        if unknown_ablations := [
-            n for n in names if n not in {**ABLATIONS, **SHAPED_ABLATIONS, **EXACT_ABLATIONS}
-        ]:
+        if unknown_ablations := [n for n in names if n not in EVERY_ABLATION]:
             raise SystemExit(f"unknown ablation {', '.join(unknown_ablations)}")
     try:
         spec = select(discover([ROOT / "templates"]), [args.kernel])[0]
@@ -170,7 +171,7 @@ def main() -> int:
                 for names in [[], *ablations]:
                     h.worker.close()
                     timed = ablated(rendered, names, scope) if names else rendered
-                    if names and all(n in SHAPED_ABLATIONS or n in EXACT_ABLATIONS for n in names):
+                    if names and all(n in CHECKED for n in names):
                         ablated_check = h.check(timed, shape)
                         if ablated_check.status != "pass":
                             raise SystemExit(
