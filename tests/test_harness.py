@@ -267,6 +267,25 @@ def test_a_shader_that_does_not_compile_is_an_error_not_a_crash(tmp_path: Path, 
     assert harness.worker.restarts == restarts
 
 
+def test_brackets_nested_past_the_guard_are_an_error_not_a_dead_worker(
+    tmp_path: Path, harness
+) -> None:
+    # 4000 levels overflow wgpu-native's parser on the worker's 8 MiB stack (signal 11 there).
+    folder = _kernel_copy(tmp_path)
+    _edit(
+        folder / TEMPLATE,
+        "let kv = h / params.heads_per_kv;",
+        "let kv = " + "(" * 4000 + "h" + ")" * 4000 + " / params.heads_per_kv;",
+    )
+    spec = load_kernel(folder)
+    restarts = harness.worker.restarts
+    result = harness.check(render(spec.baseline), spec.test_shapes[0])
+    assert result.status == "error"
+    assert "not compiled by wgpu: brackets nest 4001 deep" in result.message  # + the body's {
+    assert harness.worker.restarts == restarts
+    assert harness.check(render(find_kernel(DQ).baseline), spec.test_shapes[0]).status == "pass"
+
+
 # ---------------------------------------------------------------- references
 
 

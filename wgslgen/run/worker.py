@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from wgslgen.check.source_guards import wgpu_nesting_refusal
 from wgslgen.run.protocol import (
     BufferBinding,
     DispatchJob,
@@ -30,6 +31,10 @@ from wgslgen.run.protocol import (
 )
 
 _PIPELINE_CACHE = 256  # compiled pipelines kept per worker (each holds LLVM code on lavapipe)
+
+
+class ShaderRefused(Exception):
+    """A source the worker does not hand to wgpu's compiler, and why (the device is fine)."""
 
 
 class Runner:
@@ -87,6 +92,11 @@ class Runner:
         if key in self.pipelines:
             self.pipelines.move_to_end(key)
             return self.pipelines[key]
+        # wgpu-native's parser overflows the stack on deep nesting and kills the process: the
+        # same guard as validate's, so the case gets a reason instead of "worker died".
+        refusal = wgpu_nesting_refusal(job.source)
+        if refusal:
+            raise ShaderRefused(refusal)
         layouts = self._layouts(device, job.bindings)
         module = device.create_shader_module(code=job.source)
         pipeline_layout = device.create_pipeline_layout(bind_group_layouts=layouts)
@@ -145,7 +155,9 @@ class Runner:
         except Exception as exc:
             # A shader the compiler rejects leaves the device fine; anything else (a lost
             # device) must not poison the jobs after it.
-            if dev_key is not None and not isinstance(exc, self.wgpu.GPUValidationError):
+            if dev_key is not None and not isinstance(
+                exc, (self.wgpu.GPUValidationError, ShaderRefused)
+            ):
                 self.forget(dev_key)
             return Reply.failure(Stage.PIPELINE, _message(exc), times=times)
         t1 = time.perf_counter()
@@ -261,6 +273,8 @@ def release(resources: Any) -> None:
 
 def _message(exc: BaseException) -> str:
     text = str(exc).strip()
+    if isinstance(exc, ShaderRefused):
+        return text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
