@@ -378,3 +378,94 @@ def test_fresh_worker_always_checks_and_times_each_variant_in_a_new_process(tmp_
     # 5 variants and the head-to-head, each in a worker of its own.
     assert len(set(always)) >= 6
     assert len(set(started)) == 1
+
+
+def _as_if_on_a_gpu_with_drift(monkeypatch, drift_after: int | None) -> list[tuple[int, str]]:
+    """The runner takes lavapipe for a GPU, and (an injected fault) every timing after the
+    first ``drift_after`` of a worker process reads 1000x slower; returns each timing's
+    (worker pid, variant)."""
+    import dataclasses
+
+    from wgslgen.run.harness import Harness
+    from wgslgen.tune import runner
+
+    monkeypatch.setattr(runner, "is_cpu_adapter", lambda info: False)
+    timings: list[tuple[int, str]] = []
+    real_bench = Harness.bench
+
+    def drifting_bench(self, rendered, shape, **options):
+        m = real_bench(self, rendered, shape, **options)
+        pid = self.worker.info.pid
+        timings.append((pid, rendered.name))
+        if drift_after is None or [p for p, _ in timings].count(pid) <= drift_after:
+            return m
+        return dataclasses.replace(m, median_ns=m.median_ns * 1000)
+
+    monkeypatch.setattr(Harness, "bench", drifting_bench)
+    return timings
+
+
+def _tune_json(tmp_path: Path, capsys, *extra: str) -> dict:
+    from wgslgen.cli import main
+
+    files = ["--db", str(tmp_path / "r.jsonl"), "--selection", str(tmp_path / "s.json")]
+    assert main(["tune", *SCALE, "--shape", "n=1000", *FAST, "--json", *extra, *files]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_auto_keeps_one_gpu_worker_and_times_a_canary_again(tmp_path, monkeypatch, capsys):
+    timings = _as_if_on_a_gpu_with_drift(monkeypatch, drift_after=None)
+    report = _tune_json(tmp_path, capsys)
+    # 5 variants timed, then the first (the canary) once more, all in one worker.
+    pids, names = zip(*timings, strict=True)
+    assert len(set(pids[:6])) == 1 and len(set(names[:5])) == 5 and names[5] == names[0]
+    if "drifted" in json.dumps(report):  # lavapipe's spread on a busy CPU can exceed the band
+        assert len(timings) == 10 and len(set(pids[6:])) == 4 and pids[0] not in pids[6:]
+    else:
+        assert len(timings) == 6
+
+
+def test_a_drifting_gpu_worker_is_caught_and_its_timings_redone_in_new_workers(
+    tmp_path, monkeypatch, capsys
+):
+    timings = _as_if_on_a_gpu_with_drift(monkeypatch, drift_after=2)
+    report = _tune_json(tmp_path, capsys)
+    pids = [pid for pid, _ in timings]
+    assert "the kept device worker's timings drifted" in json.dumps(report)
+    # The canary and the first suspect were read in time, then 3 suspects and the canary's
+    # second reading drifted: the 4 suspects are timed again, each in a worker of its own.
+    assert len(pids) == 6 + 4 and len(set(pids[6:])) == 4 and pids[0] not in pids[6:]
+    db = ResultsDB(tmp_path / "r.jsonl").load()
+    latest: dict[str, float] = {}
+    superseded = 0
+    for r in db.records:
+        if r.status == "ok":
+            superseded += r.variant in latest
+            latest[r.variant] = r.measurement.median_ns
+    assert superseded == 4
+    fastest = min(latest.values())
+    assert all(v < 100 * fastest for v in latest.values()), latest  # no drifted timing kept
+
+
+def test_fresh_worker_never_keeps_a_gpu_worker_without_a_canary(tmp_path, monkeypatch, capsys):
+    timings = _as_if_on_a_gpu_with_drift(monkeypatch, drift_after=None)
+    _tune_json(tmp_path, capsys, "--fresh-worker", "never")
+    assert len(timings) == 5 and len({pid for pid, _ in timings}) == 1
+
+
+def test_the_drift_watch_checks_every_so_often_and_allows_for_the_noise():
+    from types import SimpleNamespace
+
+    from wgslgen.tune.drift import CHECK_EVERY, DriftWatch
+
+    watch = DriftWatch()
+    v = [SimpleNamespace(name=f"v{i}") for i in range(CHECK_EVERY + 2)]
+    assert not watch.timed(v[0], m(100))  # the canary
+    assert [watch.timed(c, m(100)) for c in v[1 : CHECK_EVERY + 1]][-2:] == [False, True]
+    assert not watch.judge(m(110)) and watch.suspects == [] and watch.drifted is None
+    assert not watch.judge(m(150, iqr_frac=0.2))  # within its own spread: noise
+    watch.timed(v[-1], m(100))
+    assert watch.judge(m(140)) and watch.suspects == [v[-1]]
+    assert "v0 took 0.1 µs, then 0.14 µs after 1 more variant(s)" in watch.drifted
+    watch.start_shape()
+    assert watch.canary is None and watch.drifted  # a drift found stays found

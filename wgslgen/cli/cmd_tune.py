@@ -110,7 +110,8 @@ def _add_timing_options(p: argparse.ArgumentParser) -> None:
         choices=("auto", "always", "never"),
         default="auto",
         help="check and time each variant in a new worker process: always, never, or auto "
-        "(always except on CPU adapters; a long-lived GPU device was seen to slow down)",
+        "(one worker; on a GPU a canary variant is timed again every 16 variants and before "
+        "each decision, and from the first drift on every variant gets a new worker)",
     )
     p.add_argument(
         "--retry-failed",

@@ -26,7 +26,8 @@ class TuneOptions:
     margin: float = 0.10
     rounds: int = 15
     retry_failed: bool = False
-    fresh_worker: str = "auto"  # "always", "never", or "auto": always except on CPU adapters
+    # "always", "never", or "auto": one worker, on a GPU watched by a canary (tune/drift.py)
+    fresh_worker: str = "auto"
 
     def flush_bytes(self) -> int:
         """What bench writes to flush the cache before each sample (0 when warm)."""

@@ -37,6 +37,7 @@ from wgslgen.tune.db import (
     canonical_shape,
     current_versions,
 )
+from wgslgen.tune.drift import DriftWatch
 from wgslgen.tune.options import Totals, TuneOptions
 from wgslgen.tune.selection import (
     Candidate,
@@ -74,6 +75,7 @@ class TuneSession:
         self._profile: Any = None
         self._device_key: DeviceKey | None = None
         self._candidates: dict[tuple[str, tuple], Candidate] = {}
+        self.drift = DriftWatch()
 
     def __enter__(self) -> TuneSession:
         return self
@@ -128,6 +130,7 @@ class TuneSession:
         reference.py ends the shape as the report's error (its records stay in the database)."""
         report = ShapeReport(plan)
         tried: dict[str, Outcome] = {}
+        self.drift.start_shape()
 
         def obtain(cands: Sequence[Candidate], eligible: bool = True) -> list[Outcome]:
             new = [c for c in {c.name: c for c in cands}.values() if c.name not in tried]
@@ -151,6 +154,7 @@ class TuneSession:
                 while wave := list(itertools.islice(todo, self.wave_size(plan))):
                     if any(o.status == "ok" for o in obtain(wave)):
                         break
+            self._settle_drift(plan, report, tried)
             report.decision = self._decide(plan, report)
         except ReferenceFailure as exc:  # the kernel's fault, not a variant's: others go on
             report.error = str(exc)
@@ -305,7 +309,46 @@ class TuneSession:
             return "crash", f"while timing: {e}", None
         finally:
             self.totals.bench_s += time.perf_counter() - t1
+        if self._watching_drift() and self.drift.timed(c, m):
+            self._check_canary(shape)
         return "ok", None, m
+
+    def _watching_drift(self) -> bool:
+        """Whether timings come from a GPU worker kept across variants by "auto"."""
+        on_cpu = is_cpu_adapter(self.harness.adapter_info["key"])
+        return self.options.fresh_worker == "auto" and not on_cpu and not self.drift.drifted
+
+    def _check_canary(self, shape: Mapping[str, int]) -> None:
+        """Time the shape's canary again in the kept worker and let the watch judge it."""
+        canary = self.drift.canary
+        assert canary is not None
+        t0 = time.perf_counter()
+        try:
+            again = self.harness.bench(
+                canary.rendered, shape, warm=self.options.warm, l2_bytes=self.options.l2_bytes
+            )
+            why = ""
+        except (WorkerFailure, WgslgenError) as e:
+            again, why = None, str(e).splitlines()[0]
+        finally:
+            self.totals.bench_s += time.perf_counter() - t0
+        self.drift.judge(again, why)
+
+    def _settle_drift(self, plan: ShapePlan, report: ShapeReport, tried: dict[str, Outcome]
+                      ) -> None:  # fmt: skip
+        """Before deciding: the canary's last reading, and the variants it no longer vouches
+        for timed again in new workers (their new records supersede the drifted ones)."""
+        if self._watching_drift() and self.drift.suspects:
+            self._check_canary(plan.shape)
+        if not (self.drift.drifted and self.drift.suspects):
+            return
+        report.notes.append(self.drift.drifted)
+        redo, self.drift.suspects = self.drift.suspects, []
+        for c, status, error, m in self._measure_many(redo, plan.shape):
+            old = tried[c.name]
+            new = Outcome(c, self._record(c, plan.shape, status, error, m), False, old.eligible)
+            tried[c.name] = new
+            report.outcomes[report.outcomes.index(old)] = new
 
     def _decide(self, plan: ShapePlan, report: ShapeReport) -> Decision | None:
         ok = {o.name: o for o in report.outcomes if o.status == "ok"}
@@ -332,18 +375,12 @@ class TuneSession:
         return decide(eligible, portable, baseline, h2h, tie_key, names, notes)
 
     def _fresh_worker(self) -> None:
-        """Each variant is checked and timed by a new worker process.
-
-        On an NVIDIA H200 (Vulkan, wgpu-native 29) a device that had run a few dozen variants
-        timed the same kernel up to 4.6x slower, and a new device in the same process
-        recovered the speed but could not be made more than ~60 times
-        ("Parent device is lost"); a new process does both (benchmarks/worker_drift.py).
-        lavapipe shows no such drift, and a new worker costs ~1.3 s there, so "auto" keeps
-        one worker on CPU adapters.
-        """
+        """Close the worker when the next variant must get a new one: always with "always";
+        with "auto" only once a GPU worker's canary has drifted (tune/drift.py); never with
+        "never". (A new device in the same process cannot be made more than ~60 times on an
+        H200, "Parent device is lost": a new process it is; ~1.2 s each on a GPU.)"""
         mode = self.options.fresh_worker
-        on_cpu = is_cpu_adapter(self.harness.adapter_info["key"])
-        if mode == "always" or (mode == "auto" and not on_cpu):
+        if mode == "always" or (mode == "auto" and self.drift.drifted):
             self.harness.worker.close()
 
     def _head_to_head(self, cands: list[Candidate], shape: Mapping[str, int]):
