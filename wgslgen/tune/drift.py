@@ -6,8 +6,9 @@ after a few seconds idle, which the 0.5 s spin-up before every measurement now u
 watch lets `tune --fresh-worker auto` keep one worker on a GPU anyway: the first variant
 timed at a shape is the canary, timed again every CHECK_EVERY variants and before the shape
 is decided; when it reads further from its first timing than TOLERANCE of it plus twice the
-larger IQR of the two (so a noisy adapter's spread is not taken for drift), the variants
-timed since its last good reading are timed again, each in a new worker, as every later one is.
+larger IQR of the two (so a noisy adapter's spread is not taken for drift), it and the
+variants timed since its last good reading are timed again, each in a new worker, as every
+later one is.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from wgslgen.tune.bench import Measurement
 from wgslgen.tune.selection import Candidate
 
 # A false alarm costs only time (the old fresh-worker-per-variant runs); the drift it guards
-# against was 2-4.6x. Cold medians of one variant in two workers agreed within 10 % on an H100.
+# against was 2-4.6x. Cold medians of one variant in two workers agreed within 11 % on an H100.
 TOLERANCE = 0.15
 CHECK_EVERY = 16
 
@@ -63,7 +64,7 @@ class DriftWatch:
         self.drifted = (
             f"the kept device worker's timings drifted ({first}, then {later} after "
             f"{len(self.suspects)} more variant(s), beyond ±{TOLERANCE:.0%} and the noise): "
-            "those were timed again and every later variant is timed in a new worker "
+            "they were timed again and every later variant is timed in a new worker "
             "(as --fresh-worker always)"
         )
         return True

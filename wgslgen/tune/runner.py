@@ -338,12 +338,13 @@ class TuneSession:
                       ) -> None:  # fmt: skip
         """Before deciding: the canary's last reading, and the variants it no longer vouches
         for timed again in new workers (their new records supersede the drifted ones)."""
-        if self._watching_drift() and self.drift.suspects:
+        if self.drift.suspects and self._watching_drift():
             self._check_canary(plan.shape)
         if not (self.drift.drifted and self.drift.suspects):
             return
         report.notes.append(self.drift.drifted)
-        redo, self.drift.suspects = self.drift.suspects, []
+        # The canary too: its first reading may be the odd one.
+        redo, self.drift.suspects = [self.drift.canary, *self.drift.suspects], []
         for c, status, error, m in self._measure_many(redo, plan.shape):
             old = tried[c.name]
             new = Outcome(c, self._record(c, plan.shape, status, error, m), False, old.eligible)
