@@ -467,6 +467,6 @@ def test_the_drift_watch_checks_every_so_often_and_allows_for_the_noise():
     assert not watch.judge(m(150, iqr_frac=0.2))  # within its own spread: noise
     watch.timed(v[-1], m(100))
     assert watch.judge(m(140)) and watch.suspects == [v[-1]]
-    assert "v0 took 0.1 µs, then 0.14 µs after 1 more variant(s)" in watch.drifted
+    assert "v0 took 100 ns, then 140 ns after 1 more variant(s)" in watch.drifted
     watch.start_shape()
     assert watch.canary is None and watch.drifted  # a drift found stays found

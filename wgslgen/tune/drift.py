@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from wgslgen.tune.bench import Measurement
+from wgslgen.tune.bench import Measurement, format_ns
 from wgslgen.tune.selection import Candidate
 
 # A false alarm costs only time (the old fresh-worker-per-variant runs); the drift it guards
@@ -55,12 +55,8 @@ class DriftWatch:
             if abs(again.median_ns - was.median_ns) <= band:
                 self.suspects.clear()
                 return False
-        first = f"{self.canary.name} took {was.median_ns / 1e3:.4g} µs"
-        later = (
-            f"{again.median_ns / 1e3:.4g} µs"
-            if again is not None
-            else f"could not be timed ({why_not})"
-        )
+        first = f"{self.canary.name} took {format_ns(was.median_ns)}"
+        later = f"could not be timed ({why_not})" if again is None else format_ns(again.median_ns)
         self.drifted = (
             f"the kept device worker's timings drifted ({first}, then {later} after "
             f"{len(self.suspects)} more variant(s), beyond ±{TOLERANCE:.0%} and the noise): "
