@@ -43,7 +43,7 @@ from attention_shapes import (  # noqa: E402
     parse_shape,
     shape_of,
 )
-from result_files import best_torch_us, load_results  # noqa: E402
+from result_files import best_ours, best_torch_us, load_results  # noqa: E402
 from torch_graphs import run_torch  # noqa: E402
 
 from wgslgen.atomic import atomic_write_text  # noqa: E402
@@ -161,13 +161,10 @@ def table(torch_data: dict, ours: dict, bandwidth: float) -> str:
             for kv in ("f32", "f16"):
                 rows = [r for r in fam_rows if tuple(r["shape"]) == s]
                 base = next((r for r in rows if r["baseline"]), None)
-                mine = [r for r in rows if r["kv"] == kv and not r["baseline"]] + [
-                    r for r in rows if r["kv"] == kv and r["baseline"]
-                ]
+                mine = [r for r in rows if r["kv"] == kv]
                 if not mine:
                     continue
-                bw = min(mine, key=lambda r: r["warm"]["median_us"])
-                bc = min(mine, key=lambda r: r["cold"]["median_us"])
+                bw, bc = best_ours(mine, "warm"), best_ours(mine, "cold")
                 t = tor.get((family, s, kv), {})
 
                 def tt(mode, which, t=t):

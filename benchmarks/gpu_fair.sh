@@ -6,7 +6,7 @@
 # On a bare GPU machine (no Vulkan loader, no wgpu), first: source benchmarks/gpu_env.sh install
 # Environment: PYTHON (python3), WGSLGEN_PATH (a wgslgen checkout to import; default: this
 # repository), BANDWIDTH (bytes/s for the floor; 4.3e12), STEPS (default "torch ours table
-# test"), ONLY (a regex: time only the variants it matches, and the baselines), REPS (torch
+# test targets"; targets: issue 12's targets met or not, benchmarks/targets.py), ONLY (a regex: time only the variants it matches, and the baselines), REPS (torch
 # replays per figure, 200), WARMUP_S (seconds each of our variants runs before its samples;
 # 0.025). The test step checks every variant of OUTDIR/ours.json at the largest shape
 # (benchmarks/largest_shapes.py; before session 10 it ran `wgslgen test` with TEST_SET options).
@@ -21,7 +21,7 @@ PY=${PYTHON:-python3}
 ROOT=$PWD
 export PYTHONPATH=${WGSLGEN_PATH:-$ROOT}${PYTHONPATH:+:$PYTHONPATH}
 fam=("$@"); [ ${#fam[@]} -gt 0 ] || fam=(bwd_dq bwd_dkv forward probs)
-STEPS=${STEPS:-"torch ours table test"}
+STEPS=${STEPS:-"torch ours table test targets"}
 rc=0
 for step in $STEPS; do
     case $step in
@@ -40,6 +40,9 @@ for step in $STEPS; do
                   --json "$OUT/largest.json") > "$OUT/largest.log" 2>&1 || { echo "test: FAILED"; rc=1; }
               tail -1 "$OUT/largest.log"
           else echo "test: no $OUT/ours.json to take the variants from (run the ours step first)"; rc=1; fi;;
+    targets) # exit 1 only says some target is not met: not a failure of the run
+          $PY benchmarks/targets.py "$OUT" --bandwidth "${BANDWIDTH:-4.3e12}" > "$OUT/targets.md"
+          [ $? -le 1 ] || rc=1; sed -n "/^$/q;p" "$OUT/targets.md";;
     stream) (cd "${WGSLGEN_PATH:-$ROOT}" && $PY "$ROOT/benchmarks/stream_floor.py" measure \
                 --families "${fam[@]}" --json "$OUT/stream.json") > "$OUT/stream.log" 2>&1 ||
                 { echo "stream: FAILED (mismatch or error)"; rc=1; }; tail -1 "$OUT/stream.log";;

@@ -17,6 +17,11 @@ def load_results(path: str | Path, script: str) -> dict:
     return data
 
 
+def best_ours(rows: list[dict], mode: str) -> dict | None:
+    """The fastest of some ``ours.json`` rows, warm or cold (None: none was timed so)."""
+    return min((r for r in rows if mode in r), key=lambda r: r[mode]["median_us"], default=None)
+
+
 def best_torch_us(torch_row: dict, mode: str) -> float | None:
     """The faster of PyTorch's eager and compiled graphs in one ``torch.json`` row, warm or cold."""
     found = [torch_row.get(f, {}).get(mode, {}).get("median_us") for f in ("eager", "compile")]

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from attention_shapes import FAMILIES, SHAPES, TARGET_OF_TORCH, bytes_moved, parse_shape  # noqa: E402
 from fair_attention import FLOOR_KERNELS  # noqa: E402
-from result_files import best_torch_us, load_results  # noqa: E402
+from result_files import best_ours, best_torch_us, load_results  # noqa: E402
 
 from wgslgen.atomic import atomic_write_text  # noqa: E402
 from wgslgen.errors import WgslgenError  # noqa: E402
@@ -119,8 +119,8 @@ def floors(stream: dict) -> dict[int, dict[str, tuple[float, str]]]:
 
 
 def _best_ours(rows: list[dict], mode: str) -> float | None:
-    mine = [r[mode]["median_us"] for r in rows if mode in r and not r["baseline"]]
-    return min(mine, default=None)
+    best = best_ours([r for r in rows if not r["baseline"]], mode)
+    return None if best is None else best[mode]["median_us"]
 
 
 def _pair(a: float | None, b: float | None, fmt: str = "{:.1f}") -> str:
