@@ -9,7 +9,6 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import jsonschema
 import pytest
@@ -21,7 +20,7 @@ from wgslgen.spec.loader import discover
 from wgslgen.tune import bench, records
 from wgslgen.tune.bench import Measurement
 from wgslgen.tune.db import Record, ResultsDB
-from wgslgen.tune.runner import TuneOptions, TuneSession
+from wgslgen.tune.runner import TuneOptions
 from wgslgen.tune.selection import Candidate, decide, judge_sha256
 from wgslgen.tune.selection_file import update_selection
 
@@ -82,22 +81,20 @@ def test_a_record_judged_otherwise_or_with_another_seed_is_not_reused(tmp_path: 
 
 
 def test_retry_failed_runs_wrong_records_again() -> None:
-    fake = SimpleNamespace(options=TuneOptions(retry_failed=True))
-    assert not TuneSession._reusable(fake, rec(status="wrong"))
-    fake = SimpleNamespace(options=TuneOptions(retry_failed=False))
-    assert TuneSession._reusable(fake, rec(status="wrong"))
+    assert not TuneOptions(retry_failed=True).reuses(rec(status="wrong"))
+    assert TuneOptions(retry_failed=False).reuses(rec(status="wrong"))
 
 
 def test_a_gpu_timing_without_the_spin_up_is_measured_again() -> None:
     # Records from before the spin-up may hold a GPU's low-clock timings (benchmarks/README.md
     # session 9); a CPU adapter has no such clock, so its records stay good.
-    fake = SimpleNamespace(options=TuneOptions(l2_bytes=1 << 20))  # rec()'s flush: 2 MiB
+    options = TuneOptions(l2_bytes=1 << 20)  # rec()'s flush: 2 MiB
     old, cpu, gpu = rec(), {"adapter_type": "CPU"}, {"adapter_type": "DiscreteGPU"}
     assert old.measurement is not None and old.measurement.spin_up_s == 0.0
     spun = replace(old.measurement, spin_up_s=bench.SPIN_UP_S)
-    assert TuneSession._reusable(fake, replace(old, device_info=cpu))
-    assert not TuneSession._reusable(fake, replace(old, device_info=gpu))
-    assert TuneSession._reusable(fake, replace(old, device_info=gpu, measurement=spun))
+    assert options.reuses(replace(old, device_info=cpu))
+    assert not options.reuses(replace(old, device_info=gpu))
+    assert options.reuses(replace(old, device_info=gpu, measurement=spun))
     # and the field survives the results file, or reads 0 where a record predates it
     d = replace(old, measurement=spun).to_dict()
     assert Record.from_dict(d).measurement.spin_up_s == bench.SPIN_UP_S

@@ -13,8 +13,11 @@ later one is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from wgslgen.errors import WgslgenError
+from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.tune.bench import Measurement, format_ns
 from wgslgen.tune.selection import Candidate
 
@@ -28,10 +31,21 @@ CHECK_EVERY = 16
 class DriftWatch:
     """The canary of the shape being tuned and the variants whose timings it vouches for."""
 
+    mode: str = "auto"  # TuneOptions.fresh_worker
     canary: Candidate | None = None
     first: Measurement | None = None  # the canary's first timing
     suspects: list[Candidate] = field(default_factory=list)
     drifted: str | None = None  # why kept workers are no longer trusted (the whole session)
+
+    def keeps_worker(self) -> bool:
+        """Whether the next variant may run in the worker the last one ran in. (A new device
+        in one process cannot be made more than ~60 times on an H200, "Parent device is
+        lost", so a new worker is a new process: ~1.2 s on a GPU.)"""
+        return self.mode == "never" or (self.mode == "auto" and not self.drifted)
+
+    def watching(self, on_cpu: bool) -> bool:
+        """Whether timings need the canary: "auto" on a GPU until a drift is found."""
+        return self.mode == "auto" and not on_cpu and not self.drifted
 
     def start_shape(self) -> None:
         """Forget the last shape's canary (a drift found stays found)."""
@@ -44,6 +58,22 @@ class DriftWatch:
             return False
         self.suspects.append(candidate)
         return len(self.suspects) >= CHECK_EVERY
+
+    def recheck(self, time_it: Callable[[Candidate], Measurement]) -> bool:
+        """Time the canary again with ``time_it`` (failing to counts as drift) and judge."""
+        assert self.canary is not None
+        try:
+            return self.judge(time_it(self.canary))
+        except (WorkerFailure, WgslgenError) as e:
+            return self.judge(None, str(e).splitlines()[0])
+
+    def take_redo(self) -> list[Candidate]:
+        """After a drift: the canary (its first reading may be the odd one) and the variants
+        it no longer vouches for, to be timed again; nothing otherwise."""
+        if not (self.drifted and self.suspects and self.canary):
+            return []
+        redo, self.suspects = [self.canary, *self.suspects], []
+        return redo
 
     def judge(self, again: Measurement | None, why_not: str = "") -> bool:
         """Whether the canary's new timing (None: it could not be timed, ``why_not``) says

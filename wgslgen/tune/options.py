@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from wgslgen.run.device import is_cpu_adapter
 from wgslgen.run.harness import DEFAULT_TIMEOUT_S
-from wgslgen.tune.bench import DEFAULT_L2_BYTES
+from wgslgen.tune.bench import DEFAULT_L2_BYTES, SPIN_UP_S
 from wgslgen.tune.search import Budget
+
+if TYPE_CHECKING:
+    from wgslgen.tune.db import Record
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,23 @@ class TuneOptions:
     def flush_bytes(self) -> int:
         """What bench writes to flush the cache before each sample (0 when warm)."""
         return 0 if self.warm else (2 * (self.l2_bytes or DEFAULT_L2_BYTES) + 3) // 4 * 4
+
+    def reuses(self, r: Record) -> bool:
+        """Whether a database record stands for a run with these options (else: measure)."""
+        if r.status == "ok":
+            # A record timed another way (warm vs cold, another flush size) is not this run's;
+            # nor one timed on a GPU without today's spin-up (its clock may have been low).
+            m = r.measurement
+            on_cpu = is_cpu_adapter(r.device_info)
+            return (
+                m is not None
+                and m.warm == self.warm
+                and (m.warm or m.l2_flush_bytes == self.flush_bytes())
+                and (on_cpu or m.spin_up_s >= SPIN_UP_S)
+            )
+        if r.status == "lost":  # a fleet task whose node died: never measured, so measure it
+            return False
+        return not (self.retry_failed and r.status in ("timeout", "crash", "wrong"))
 
 
 @dataclass

@@ -28,7 +28,7 @@ from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
 from wgslgen.spec.space import VariantSpace
 from wgslgen.tune import planning, search
-from wgslgen.tune.bench import SPIN_UP_S, Measurement
+from wgslgen.tune.bench import Measurement
 from wgslgen.tune.db import (
     Record,
     ResultKey,
@@ -75,7 +75,7 @@ class TuneSession:
         self._profile: Any = None
         self._device_key: DeviceKey | None = None
         self._candidates: dict[tuple[str, tuple], Candidate] = {}
-        self.drift = DriftWatch()
+        self.drift = DriftWatch(options.fresh_worker)
 
     def __enter__(self) -> TuneSession:
         return self
@@ -231,7 +231,7 @@ class TuneSession:
         for c in cands:
             old = self.db.get(c.sha256, self.device_key.digest(), shape, c.judge,
                               self.options.input_seed)  # fmt: skip
-            if old is not None and self._reusable(old):
+            if old is not None and self.options.reuses(old):
                 self.totals.reused += 1
                 self.on_step(f"{c.name} @ {format_shape(shape)} (in database)")
                 yield Outcome(c, old, True, eligible)
@@ -265,22 +265,6 @@ class TuneSession:
         self.on_step(f"{c.name} @ {format_shape(shape)}: {status}")
         return record
 
-    def _reusable(self, r: Record) -> bool:
-        if r.status == "ok":
-            # A record timed another way (warm vs cold, another flush size) is not this run's;
-            # nor one timed on a GPU without today's spin-up (its clock may have been low).
-            m = r.measurement
-            on_cpu = is_cpu_adapter(r.device_info)
-            return (
-                m is not None
-                and m.warm == self.options.warm
-                and (m.warm or m.l2_flush_bytes == self.options.flush_bytes())
-                and (on_cpu or m.spin_up_s >= SPIN_UP_S)
-            )
-        if r.status == "lost":  # a fleet task whose node died: never measured, so measure it
-            return False
-        return not (self.options.retry_failed and r.status in ("timeout", "crash", "wrong"))
-
     def _measure_many(self, cands: Sequence[Candidate], shape: Mapping[str, int]
                       ) -> Iterator[Measured]:  # fmt: skip
         """Check and time each of ``cands``, yielding each outcome as it is known."""
@@ -300,51 +284,36 @@ class TuneSession:
         if result.status != Status.PASS:
             return record_status(result), result.message, None
         try:
-            m = self.harness.bench(
-                c.rendered, shape, warm=self.options.warm, l2_bytes=self.options.l2_bytes
-            )
+            m = self._bench(c, shape)
         except WorkerFailure as e:
             return e.kind, f"while timing: {e}", None
         except WgslgenError as e:
             return "crash", f"while timing: {e}", None
-        finally:
-            self.totals.bench_s += time.perf_counter() - t1
         if self._watching_drift() and self.drift.timed(c, m):
-            self._check_canary(shape)
+            self.drift.recheck(lambda canary: self._bench(canary, shape))
         return "ok", None, m
 
-    def _watching_drift(self) -> bool:
-        """Whether timings come from a GPU worker kept across variants by "auto"."""
-        on_cpu = is_cpu_adapter(self.harness.adapter_info["key"])
-        return self.options.fresh_worker == "auto" and not on_cpu and not self.drift.drifted
-
-    def _check_canary(self, shape: Mapping[str, int]) -> None:
-        """Time the shape's canary again in the kept worker and let the watch judge it."""
-        canary = self.drift.canary
-        assert canary is not None
+    def _bench(self, c: Candidate, shape: Mapping[str, int]) -> Measurement:
         t0 = time.perf_counter()
         try:
-            again = self.harness.bench(
-                canary.rendered, shape, warm=self.options.warm, l2_bytes=self.options.l2_bytes
+            return self.harness.bench(
+                c.rendered, shape, warm=self.options.warm, l2_bytes=self.options.l2_bytes
             )
-            why = ""
-        except (WorkerFailure, WgslgenError) as e:
-            again, why = None, str(e).splitlines()[0]
         finally:
             self.totals.bench_s += time.perf_counter() - t0
-        self.drift.judge(again, why)
+
+    def _watching_drift(self) -> bool:
+        return self.drift.watching(on_cpu=is_cpu_adapter(self.harness.adapter_info["key"]))
 
     def _settle_drift(self, plan: ShapePlan, report: ShapeReport, tried: dict[str, Outcome]
                       ) -> None:  # fmt: skip
         """Before deciding: the canary's last reading, and the variants it no longer vouches
         for timed again in new workers (their new records supersede the drifted ones)."""
         if self.drift.suspects and self._watching_drift():
-            self._check_canary(plan.shape)
-        if not (self.drift.drifted and self.drift.suspects):
-            return
-        report.notes.append(self.drift.drifted)
-        # The canary too: its first reading may be the odd one.
-        redo, self.drift.suspects = [self.drift.canary, *self.drift.suspects], []
+            self.drift.recheck(lambda canary: self._bench(canary, plan.shape))
+        redo = self.drift.take_redo()
+        if redo:
+            report.notes.append(str(self.drift.drifted))
         for c, status, error, m in self._measure_many(redo, plan.shape):
             old = tried[c.name]
             new = Outcome(c, self._record(c, plan.shape, status, error, m), False, old.eligible)
@@ -376,12 +345,8 @@ class TuneSession:
         return decide(eligible, portable, baseline, h2h, tie_key, names, notes)
 
     def _fresh_worker(self) -> None:
-        """Close the worker when the next variant must get a new one: always with "always";
-        with "auto" only once a GPU worker's canary has drifted (tune/drift.py); never with
-        "never". (A new device in the same process cannot be made more than ~60 times on an
-        H200, "Parent device is lost": a new process it is; ~1.2 s each on a GPU.)"""
-        mode = self.options.fresh_worker
-        if mode == "always" or (mode == "auto" and self.drift.drifted):
+        """Close the worker when the next variant must get a new one (tune/drift.py)."""
+        if not self.drift.keeps_worker():
             self.harness.worker.close()
 
     def _head_to_head(self, cands: list[Candidate], shape: Mapping[str, int]):
