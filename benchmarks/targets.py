@@ -125,11 +125,15 @@ def main(argv: list[str] | None = None) -> int:
             if not (run / need).is_file():
                 print(f"targets: {run}: no {need} (a gpu_fair.sh output folder?)", file=sys.stderr)
                 return 2
-        torch_data = load_results(run / "torch.json", "targets")
-        ours = load_results(run / "ours.json", "targets")
-        largest = load_results(run / "largest.json", "targets") if (
-            run / "largest.json"
-        ).is_file() else None  # fmt: skip
+        try:
+            torch_data = load_results(run / "torch.json", "targets")
+            ours = load_results(run / "ours.json", "targets")
+            largest = load_results(run / "largest.json", "targets") if (
+                run / "largest.json"
+            ).is_file() else None  # fmt: skip
+        except SystemExit as bad:  # one line naming the file; 1 would read "a target missed"
+            print(bad, file=sys.stderr)
+            return 2
         try:
             figs += figures(str(run), torch_data, ours, args.bandwidth)
         except KeyError as exc:

@@ -92,7 +92,12 @@ def _run(out: Path, modes: list[str], tune_args: list[str]) -> int:
 
 
 def _compare(a: Path, b: Path, json_out: str | None) -> int:
-    c = compare(json.loads(a.read_text()), json.loads(b.read_text()))
+    try:
+        c = compare(json.loads(a.read_text()), json.loads(b.read_text()))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"worker_modes: {a} or {b} is not a `wgslgen tune --json` report: {exc!r}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     print(_table(c, (a.stem, b.stem)))
     if json_out:
         Path(json_out).write_text(json.dumps(c, indent=2))

@@ -92,3 +92,11 @@ def test_a_folder_without_the_runs_files_is_one_line(tmp_path) -> None:
         and done.stderr.strip()
         == f"targets: {tmp_path}: no torch.json (a gpu_fair.sh output folder?)"
     )
+
+
+def test_a_corrupt_results_file_is_named_and_is_not_a_missed_target(tmp_path) -> None:
+    _run(tmp_path / "r", [], [])
+    (tmp_path / "r" / "ours.json").write_text('{"results": [')
+    done = _targets(str(tmp_path / "r"))
+    assert done.returncode == 2 and "ours.json: not readable as JSON" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -41,3 +41,10 @@ def test_run_tunes_once_per_mode_with_nothing_shared(tmp_path) -> None:
         report = json.loads((tmp_path / f"{mode}.json").read_text())
         assert report["totals"]["reused"] == 0 and report["totals"]["measured"] == 5
     assert "medians within 2.5%:" in done.stdout and " of 5" in done.stdout
+
+
+def test_compare_names_a_file_that_is_not_a_tune_report(tmp_path) -> None:
+    (tmp_path / "x.json").write_text('{"results": []}')
+    done = _script("compare", str(H100 / "always.json"), str(tmp_path / "x.json"))
+    assert done.returncode == 2 and "is not a `wgslgen tune --json` report" in done.stderr
+    assert "Traceback" not in done.stderr
