@@ -1,4 +1,4 @@
-"""Which variants one shape's search considers, and when each is rendered.
+"""Which variants one shape's search considers, when each is rendered, and the search loop.
 
 A small space (at most ``EAGER_MAX`` variants), or a search that measures everything, is
 planned as before: every variant is rendered and checked against the shape's preconditions
@@ -11,6 +11,7 @@ rendered. A million-variant space thus costs a handful of renderings, not a mill
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -197,3 +198,37 @@ def portable_todo(plan: ShapePlan, tried: Mapping[str, Any], seed: int) -> Itera
         if c.portable and c.name not in tried:
             limit -= 1
             yield c
+
+
+def run_search(
+    plan: ShapePlan,
+    obtain: Callable[[list[Candidate]], list[Any]],
+    seed: int,
+    wave_size: Callable[[ShapePlan], int],
+) -> str | None:
+    """Ask the plan's strategy for waves of ``wave_size(plan)`` candidates, measure each wave
+    with ``obtain`` (its Outcomes) and tell the strategy each median; a lazy plan's proposals
+    that are not candidates are told as failures. A note when the search stopped early."""
+    pool = getattr(plan, "pool", None)
+    points = pool if pool is not None else [c.rendered.params for c in plan.eligible]
+    strategy = search.make(plan.strategy, points, seed)
+    pick = pool.candidate if pool is not None else plan.eligible.__getitem__
+    started, proposed, misses = time.perf_counter(), 0, 0
+    while (pool or plan.eligible) and not plan.budget.exhausted(proposed, started):
+        wave: list[tuple[int, Candidate]] = []
+        while len(wave) < wave_size(plan) and not plan.budget.exhausted(proposed, started):
+            i = strategy.ask()
+            if i is None:
+                break
+            if (c := pick(i)) is None:
+                strategy.tell(i, None)
+                if (misses := misses + 1) >= MAX_MISSES:
+                    return f"search stopped: {misses} draws in a row found no candidate"
+                continue
+            misses, proposed = 0, proposed + 1
+            wave.append((i, c))
+        if not wave:
+            break
+        for (i, _), out in zip(wave, obtain([c for _, c in wave]), strict=True):
+            strategy.tell(i, out.measurement.median_ns if out.status == "ok" else None)
+    return None

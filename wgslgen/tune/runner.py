@@ -27,7 +27,7 @@ from wgslgen.run.harness import Harness, ReferenceFailure, Status
 from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
 from wgslgen.spec.space import VariantSpace
-from wgslgen.tune import planning, search
+from wgslgen.tune import planning
 from wgslgen.tune.bench import Measurement
 from wgslgen.tune.db import (
     Record,
@@ -140,7 +140,7 @@ class TuneSession:
             return [tried[c.name] for c in cands]
 
         try:
-            note = self._search(plan, obtain)
+            note = planning.run_search(plan, obtain, self.options.seed, self.wave_size)
             if not plan.eligible:  # a lazy plan knows only after drawing
                 drawn = " drawn" if getattr(plan, "pool", None) else ""
                 report.notes.append(
@@ -159,33 +159,6 @@ class TuneSession:
         except ReferenceFailure as exc:  # the kernel's fault, not a variant's: others go on
             report.error = str(exc)
         return report
-
-    def _search(self, plan: ShapePlan, obtain: Callable[..., list[Outcome]]) -> str | None:
-        """Ask the strategy for a wave of wave_size() candidates, tell it each median; a lazy
-        plan's proposals that are not candidates are told as failures (None: see the note)."""
-        pool = getattr(plan, "pool", None)
-        points = pool if pool is not None else [c.rendered.params for c in plan.eligible]
-        strategy = search.make(plan.strategy, points, self.options.seed)
-        pick = pool.candidate if pool is not None else plan.eligible.__getitem__
-        started, proposed, misses = time.perf_counter(), 0, 0
-        while (pool or plan.eligible) and not plan.budget.exhausted(proposed, started):
-            wave: list[tuple[int, Candidate]] = []
-            while len(wave) < self.wave_size(plan) and not plan.budget.exhausted(proposed, started):
-                i = strategy.ask()
-                if i is None:
-                    break
-                if (c := pick(i)) is None:
-                    strategy.tell(i, None)
-                    if (misses := misses + 1) >= planning.MAX_MISSES:
-                        return f"search stopped: {misses} draws in a row found no candidate"
-                    continue
-                misses, proposed = 0, proposed + 1
-                wave.append((i, c))
-            if not wave:
-                break
-            for (i, _), out in zip(wave, obtain([c for _, c in wave]), strict=True):
-                strategy.tell(i, out.measurement.median_ns if out.status == "ok" else None)
-        return None
 
     def wave_size(self, plan: ShapePlan) -> int:
         """How many candidates to propose before hearing back: one here, where they run one
