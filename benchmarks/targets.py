@@ -23,10 +23,13 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # the shared benchmark modules, and wgslgen
 
-from attention_shapes import TARGET_OF_TORCH, bytes_moved
-from result_files import best_ours, best_torch_us, load_results
+from attention_shapes import TARGET_OF_TORCH, bytes_moved  # noqa: E402
+from result_files import best_ours, best_torch_us, load_results  # noqa: E402
+
+from wgslgen.atomic import atomic_write_text  # noqa: E402
 
 FLOOR_SHARE = 1.5  # bwd_dq cold ÷ the floor at history 4096
 
@@ -143,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         checks.append(largest_shapes(str(run), ours, largest))
     print(report(figs, checks))
     if args.json:
-        Path(args.json).write_text(json.dumps({"figures": figs, "largest": checks}, indent=1))
+        atomic_write_text(args.json, json.dumps({"figures": figs, "largest": checks}, indent=1))
     met = all(f["met"] for f in figs) and all(not c["missing"] for c in checks)
     return 0 if met else 1
 

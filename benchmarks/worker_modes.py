@@ -22,6 +22,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # wgslgen, run from anywhere
+
+from wgslgen.atomic import atomic_write_text
+
 # Medians of the same variant in two runs this close count as the same (the H100's spread).
 SAME = 0.025
 
@@ -78,6 +82,13 @@ def _table(c: dict[str, Any], names: tuple[str, str]) -> str:
 
 
 def _run(out: Path, modes: list[str], tune_args: list[str]) -> int:
+    # Another run's database would be reused (and its files overwritten): refuse instead.
+    taken = [f for m in modes for f in (f"{m}.json", f"{m}.err", f"{m}.jsonl", f"sel_{m}.json")
+             if (out / f).exists()]  # fmt: skip
+    if taken:
+        print(f"worker_modes: {out} already holds {', '.join(taken)}: give a new folder",
+              file=sys.stderr)  # fmt: skip
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     for mode in modes:
         files = ["--db", str(out / f"{mode}.jsonl"), "--selection", str(out / f"sel_{mode}.json")]
@@ -100,7 +111,7 @@ def _compare(a: Path, b: Path, json_out: str | None) -> int:
         return 2
     print(_table(c, (a.stem, b.stem)))
     if json_out:
-        Path(json_out).write_text(json.dumps(c, indent=2))
+        atomic_write_text(json_out, json.dumps(c, indent=2))
     return 0
 
 

@@ -41,6 +41,11 @@ def test_run_tunes_once_per_mode_with_nothing_shared(tmp_path) -> None:
         report = json.loads((tmp_path / f"{mode}.json").read_text())
         assert report["totals"]["reused"] == 0 and report["totals"]["measured"] == 5
     assert "medians within 2.5%:" in done.stdout and " of 5" in done.stdout
+    # A second run into the same folder would reuse the first's records: refused, nothing touched.
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    again = _script("run", str(tmp_path), "--modes", "always,never", "--", *tune)
+    assert again.returncode == 2 and "already holds always.json" in again.stderr
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
 
 
 def test_compare_names_a_file_that_is_not_a_tune_report(tmp_path) -> None:
