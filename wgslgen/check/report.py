@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,11 @@ class ValidationReport:
         """Renderings that do not fit ``profile``."""
         return [r for r in self.results if not r.fits(profile)]
 
+    def usable_in(self, profile: str) -> list[VariantResult]:
+        """Renderings that compile and fit ``profile`` (one no compiler takes fits nothing)."""
+        failed = {id(r) for r in self.compile_failures()}
+        return [r for r in self.results if r.fits(profile) and id(r) not in failed]
+
     def not_compiling(self, implementation: str) -> list[VariantResult]:
         """Renderings ``implementation`` ('naga' or 'tint') refuses, gaps included."""
         return [r for r in self.results if not r.compiles(implementation)]
@@ -69,7 +75,13 @@ class ValidationReport:
                 template = f"{origin[0]}:{origin[1]}" if origin[1] else origin[0]
                 key = (engine, message, template)
                 if key not in groups:
-                    where = f"{file_path(self.written_to, r.rendered.relpath)}:{line or '?'}"
+                    if r.rendered.variant.spec.plain and not self.written_to:
+                        # only the user's own file exists: its lines, not the rendering's
+                        where = f"{r.file}:{_file_line(r, line) or '?'}"
+                        detail = _in_users_file(r, detail, line)
+                        template = ""  # the user's file is the template: said once
+                    else:
+                        where = f"{file_path(self.written_to, r.rendered.relpath)}:{line or '?'}"
                     groups[key] = Diagnostic(engine, message, where, template, detail, [])
                 groups[key].variants.append(r.rendered.name)
         return list(groups.values())
@@ -117,9 +129,9 @@ def _result_dict(r: VariantResult) -> dict[str, Any]:
                 "ok": v.ok,
                 "limit": is_limit_failure(v),
                 "message": v.message,
-                "line": v.line,
+                "line": _file_line(r, v.line),
                 "column": v.column,
-                "diagnostic": v.diagnostic,
+                "diagnostic": _users_diagnostic(r, v.diagnostic, v.line),
                 "template": _origin(r, v.line) if not v.ok else None,
             }
             for name, v in r.engines.items()
@@ -130,11 +142,44 @@ def _result_dict(r: VariantResult) -> dict[str, Any]:
     if r.tint_static is not None:
         out["tint_static"] = r.tint_static.to_dict()
         out["tint_static"]["findings"] = [
-            {"rule": f.rule, "message": f.message, "line": f.line, "column": f.column,
-             "template": _origin(r, f.line)}
+            {"rule": f.rule, "message": f.message, "line": _file_line(r, f.line),
+             "column": f.column, "template": _origin(r, f.line)}
             for f in r.tint_static.findings
         ]  # fmt: skip
     return out
+
+
+def _users_diagnostic(r: VariantResult, detail: str | None, line: int | None) -> str | None:
+    """A verdict's diagnostic as the JSON tells it: of ``r.file`` (a plain file: its own)."""
+    plain = r.rendered is not None and r.rendered.variant.spec.plain
+    return _in_users_file(r, detail, line) if plain and detail else detail
+
+
+def _in_users_file(r: VariantResult, detail: str, line: int | None) -> str:
+    """A compiler's text about a plain file's rendering, told of the file itself: the
+    rendering's name and line numbers (its code frame's too) moved back by the header."""
+    shift = line - (_file_line(r, line) or line) if line else 0
+    detail = re.sub(
+        re.escape(r.rendered.relpath) + r":(\d+)",
+        lambda m: f"{r.file}:{max(1, int(m[1]) - shift)}",
+        detail,
+    )
+    if not shift:
+        return detail
+    return re.sub(
+        r"^(\s*)(\d+)(\s+│)",
+        lambda m: f"{m[1]}{str(int(m[2]) - shift).rjust(len(m[2]))}{m[3]}",
+        detail,
+        flags=re.M,
+    )
+
+
+def _file_line(r: VariantResult, line: int | None) -> int | None:
+    """``line`` of the rendering as a line of ``r.file``: a plain file's own line (its
+    rendering starts with the provenance header), a template's rendering's as it is."""
+    if r.rendered is None or not line or not r.rendered.variant.spec.plain:
+        return line
+    return r.rendered.origin(line)[1] or None
 
 
 def _origin(r: VariantResult, line: int | None) -> str | None:

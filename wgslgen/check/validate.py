@@ -153,7 +153,10 @@ def _prepare(
         res.interface_of = expected[0]
         if expected[1].declarations() not in rendered.source:
             res.expected = expected[1]
-    missing = sorted({n for f in facts.values() for n in (*f.needs_overrides, *f.unset_overrides)})
+    missing = sorted(
+        {n for f in facts.values() for n in (*f.needs_overrides, *f.unset_overrides)}
+        - set(res.constants)  # given: a value the analysis refused is told on its own
+    )
     if missing:
         res.problems.append(f"needs override values: {', '.join(missing)}")
     int64 = sorted({t for f in facts.values() for t in f.int64})

@@ -12,11 +12,11 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from wgslgen import __version__
 from wgslgen.cli.examples import EXAMPLES
-from wgslgen.cli.output import print_error
+from wgslgen.cli.output import emit_json_failure, forget_json_output, print_error
 from wgslgen.config import Project, default_project, load_project
 from wgslgen.errors import WgslgenError
 
@@ -35,9 +35,19 @@ COMMAND_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, remembering its usage error for the --json failure object."""
+
+    last_error: str | None = None
+
+    def error(self, message: str) -> NoReturn:
+        _Parser.last_error = f"{self.prog}: {message}"
+        super().error(message)
+
+
 def build_parser(project: Project | None = None) -> argparse.ArgumentParser:
     """The argument parser with every command that is installed, defaults from ``project``."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="wgslgen",
         description="Render, validate, test and tune families of WGSL compute kernels.",
     )
@@ -116,19 +126,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``wgslgen`` console script."""
     words = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in words
+    json_mode = "--json" in words
+    forget_json_output()
+    _Parser.last_error = None
+
+    def fail(message: str, code: int) -> int:
+        print_error(message)
+        if json_mode:
+            emit_json_failure(message, code)
+        return code
+
     if any("\x00" in w for w in words):  # no file name or value can hold one
-        print_error("an argument contains a NUL byte")
-        return 2
+        return fail("an argument contains a NUL byte", 2)
     try:
         project = load_project()
     except WgslgenError as exc:
-        print_error(str(exc))
         if debug:
+            print_error(str(exc))
             raise
-        return 2
+        return fail(str(exc), 2)
     parser = build_parser(project)
     _autocomplete(parser)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        if exc.code == 2 and json_mode:
+            emit_json_failure(_Parser.last_error or "usage error", 2)
+        raise
     _fill_lists(args, project)
     args.project = project
     _terminate_like_interrupt()
@@ -136,19 +160,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args) or 0)
     except WgslgenError as exc:
         flag = f"--{exc.option.replace('_', '-')}: " if exc.option else ""
-        print_error(flag + str(exc))
         if args.debug:
+            print_error(flag + str(exc))
             raise
-        return 2
+        return fail(flag + str(exc), 2)
     except KeyboardInterrupt as exc:
         how = "terminated" if isinstance(exc, Terminated) else "interrupted"
-        print_error(f"{how}; everything already written is kept")
-        return 143 if isinstance(exc, Terminated) else 130
+        return fail(
+            f"{how}; everything already written is kept",
+            143 if isinstance(exc, Terminated) else 130,
+        )
     except OSError as exc:  # a path the user gave: a file where a folder belongs, no access
         if args.debug:
             raise
-        print_error(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
-        return 2
+        return fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), 2)
 
 
 class Terminated(KeyboardInterrupt):

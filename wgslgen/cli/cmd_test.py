@@ -97,7 +97,10 @@ def _check_shapes(kernels: Sequence[KernelSpec], shapes: Sequence[dict] | None) 
     sets, so with several kernels each shape must fit one of them."""
     runnable = [k for k in kernels if k.problem is not None]
     for shape in shapes or []:
-        if not runnable or any(set(shape) == set(k.problem.sizes) for k in runnable):
+        fitting = [k for k in runnable if set(shape) == set(k.problem.sizes)]
+        for k in fitting:
+            k.check_shape_values(shape)
+        if not runnable or fitting:
             continue
         if len(runnable) == 1:
             (k,) = runnable

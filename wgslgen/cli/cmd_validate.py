@@ -27,6 +27,7 @@ from wgslgen.cli.output import (
     err_console,
     print_error,
     progress,
+    warn,
 )
 from wgslgen.cli.validate_output import IMPLEMENTATIONS, print_report, print_summary
 from wgslgen.errors import WgslgenError
@@ -37,6 +38,7 @@ from wgslgen.run.reference import declared_axes, find_kernel
 from wgslgen.spec.interface import Interface
 from wgslgen.spec.kernel import KernelSpec, Variant
 from wgslgen.spec.loader import discover, load_plain, select, unreadable_wgsl_entries
+from wgslgen.text_file import UnreadableText
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -139,6 +141,8 @@ def _unrenderable(spec: KernelSpec, error: Exception) -> FileProblem:
     own kernel) and any other exception are raised, as before."""
     if isinstance(error, (OSError, UnicodeDecodeError)):
         return FileProblem(spec.name, str(spec.template_path), f"cannot read: {error}")
+    if isinstance(error, UnreadableText):
+        return FileProblem(spec.name, str(spec.template_path), f"cannot read: {error.reason}")
     if isinstance(error, WgslgenError) and spec.plain:
         reason = f"cannot analyse: {_plain_reason(spec.template_path, error)}"
         return FileProblem(spec.name, str(spec.template_path), reason)
@@ -273,6 +277,9 @@ def _validate_and_report(
         emit(report.to_dict())
     elif not unusable and not nothing:
         (print_summary if summary else print_report)(report)
+    declared = {k for r in report.results for k in r.constants}
+    for name in sorted(set(overrides) - declared) if report.results else ():
+        warn(f"--override {name}: no file validated declares an override of that name; unused")
     for name, why in unusable.items():
         print_error(f"--engines {name}: not available: {why}")
     if unusable:

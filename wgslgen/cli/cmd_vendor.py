@@ -76,6 +76,12 @@ def run(args: argparse.Namespace) -> int:
         raise WgslgenError("wgslgen vendor: give --out DIR (or --check DIR)")
     roots = [DEFAULT_TEMPLATES, DEFAULT_TEMPLATES.parent / "generated", Path("generated")]
     folder.refuse_inside(args.out, roots + [Path(t) for t in args.templates or []])
+    # Named here as given: regenerate()'s messages speak of what a manifest recorded.
+    if args.selection is not None and not args.selection.is_file():
+        raise WgslgenError(f"{args.selection}: no such file", option="selection")
+    for t in args.templates or []:
+        if not Path(t).exists():
+            raise WgslgenError(f"{t}: no such templates folder or file", option="templates")
     inputs = _inputs(args)
     if "py" in inputs["langs"] and not args.out.resolve().name.isidentifier():
         raise WgslgenError(

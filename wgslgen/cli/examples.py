@@ -55,7 +55,7 @@ EXAMPLES = {
 """,
     "vendor": """\
   wgslgen vendor --out ../app/src/kernels --lang rust
-  wgslgen vendor --out ../app/src/kernels --check ../app/src/kernels
+  wgslgen vendor --check ../app/src/kernels     # exit 1 if it differs from a fresh vendor
 """,
     "completion": """\
   eval "$(wgslgen completion bash)"          # in ~/.bashrc

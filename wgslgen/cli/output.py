@@ -36,14 +36,32 @@ def print_error(message: str) -> None:
 JSON_SCHEMA_VERSION = 1  # of every command's --json object (docs/json-output.md)
 
 
+_json_emitted = False
+
+
 def emit_json(obj: Any) -> None:
     """Machine output: one JSON document on stdout. An object starts with ``schema_version``;
     the other keys, at every level, are sorted (the same run prints the same text)."""
+    global _json_emitted
+    _json_emitted = True
     if isinstance(obj, dict):
         rest = {k: v for k, v in obj.items() if k != "schema_version"}
         version = obj.get("schema_version", JSON_SCHEMA_VERSION)
         obj = {"schema_version": version, **_sorted_keys(rest)}
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+
+
+def forget_json_output() -> None:
+    """Start a run (of ``main``) with no JSON object printed yet."""
+    global _json_emitted
+    _json_emitted = False
+
+
+def emit_json_failure(message: str, exit_code: int) -> None:
+    """The one JSON object of a --json run that ended in an error before printing its own
+    (a caller reading stdout gets an object, not an empty document)."""
+    if not _json_emitted:
+        emit_json({"error": message, "exit_code": exit_code})
 
 
 def _sorted_keys(obj: Any) -> Any:

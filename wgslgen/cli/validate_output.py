@@ -36,6 +36,7 @@ def print_report(report: ValidationReport) -> None:
     """The table of every rendering (verdict per engine and profile), then the problems, each
     distinct diagnostic once, and the footer."""
     engines = list(report.engine_versions)
+    usable = {p: report.usable_in(p) for p in report.profiles}
     rows = []
     for r in report.results:
         family = r.rendered.family if r.rendered else "any"
@@ -44,7 +45,7 @@ def print_report(report: ValidationReport) -> None:
                 r.name + ("" if family == "any" else f" [{family}]"),
                 *(_cell(r.engines.get(e)) for e in engines),
                 *(_implementation_cell(r, i) for i in IMPLEMENTATIONS),
-                *("ok" if r.fits(p) else (r.profiles.get(p) or ["-"])[0] for p in report.profiles),
+                *(_profile_cell(r, p, usable[p]) for p in report.profiles),
             ]
         )
     columns = [*engines, "naga/wgpu (Firefox)", "Tint (Chrome)", *report.profiles]
@@ -59,12 +60,14 @@ def print_summary(report: ValidationReport) -> None:
     kernels: dict[str, list[VariantResult]] = {}
     for r in report.results:
         kernels.setdefault(r.rendered.kernel if r.rendered else r.name, []).append(r)
+    failed = report.compile_failures()
+    usable = {p: report.usable_in(p) for p in report.profiles}
     rows = [
         [
             kernel,
             len(results),
-            sum(1 for r in results if r in report.compile_failures()),
-            *(sum(1 for r in results if r.fits(p)) for p in report.profiles),
+            sum(1 for r in results if r in failed),
+            *(sum(1 for r in results if r in usable[p]) for p in report.profiles),
         ]
         for kernel, results in kernels.items()
     ]
@@ -79,9 +82,7 @@ def _print_footer(report: ValidationReport) -> None:
     for name, why in report.engines_missing.items():
         console.print(f"[yellow]engine {escape(name)} not used:[/] {escape(why)}")  # [dawn]
     versions = "; ".join(f"{n}: {v}" for n, v in report.engine_versions.items())
-    fits = ", ".join(
-        f"{len(report.results) - len(report.not_fitting(p))} fit {p}" for p in report.profiles
-    )
+    fits = ", ".join(f"{len(report.usable_in(p))} fit {p}" for p in report.profiles)
     differ = len(report.interface_mismatches())
     console.print(
         f"{len(report.results)} renderings, {len(report.compile_failures())} fail to compile, "
@@ -110,6 +111,14 @@ def _print_problems(report: ValidationReport) -> None:
                 )
 
 
+def _profile_cell(r: VariantResult, profile: str, usable: list[VariantResult]) -> str:
+    if r in usable:
+        return "ok"
+    if r.fits(profile):  # the limits hold, but no compiler takes the text
+        return "-"
+    return (r.profiles.get(profile) or ["-"])[0]
+
+
 def _print_diagnostics(report: ValidationReport) -> None:
     for d in report.diagnostics():
         shown = ", ".join(d.variants[:4]) + (
@@ -117,8 +126,9 @@ def _print_diagnostics(report: ValidationReport) -> None:
         )
         console.print(
             f"[bold red]error[/] ({d.engine}): {escape(d.message)}\n"
-            f"  --> {escape(d.generated)}\n  --> template {escape(d.template)}\n"
-            f"  in {len(d.variants)} variant(s): {escape(shown)}"
+            f"  --> {escape(d.generated)}\n"
+            + (f"  --> template {escape(d.template)}\n" if d.template else "")
+            + f"  in {len(d.variants)} variant(s): {escape(shown)}"
         )
         detail = "\n".join("      " + line for line in d.detail.splitlines()[:12])
         if detail:

@@ -143,7 +143,8 @@ def _source_root(source_file: Path) -> Path:
 def _owner(new: BuildPlan, out: Path, kernels: Sequence[str], partial: bool):
     """Which old manifest entries this build replaces or removes.
 
-    ``--set`` owns only the files it renders; ``--kernel`` those kernels; a full build the
+    ``--set`` owns the files it renders and those of variants its kernels no longer have;
+    ``--kernel`` those kernels; a full build the
     kernels it renders and the kernels of its own template sets whose spec is gone. Kernels
     from other template sets are never removed.
     """
@@ -160,9 +161,21 @@ def _owner(new: BuildPlan, out: Path, kernels: Sequence[str], partial: bool):
         path = (out_r / source).resolve()
         return _source_root(path) in roots and not path.exists()
 
+    specs = {s.name: s for s in new.specs}
+
+    def gone(entry: Mapping[str, Any]) -> bool:
+        """A rendered kernel's entry whose variant its space no longer holds (an axis value
+        or a constraint changed): stale whichever --set rendered this time."""
+        spec, params = specs.get(entry.get("kernel", "")), entry.get("params")
+        if spec is None or not isinstance(params, dict):
+            return False
+        if set(params) != set(spec.axis_names) or spec.space.index_of(params) is None:
+            return True
+        return not all(c(params) for c in spec.constraints)
+
     def entry_owned(entry: Mapping[str, Any], old_kernel: Mapping[str, Any]) -> bool:
         if partial:
-            return entry["file"] in new.files
+            return entry["file"] in new.files or gone(entry)
         return kernel_owned(entry.get("kernel", ""), old_kernel)
 
     return kernel_owned, entry_owned

@@ -28,6 +28,7 @@ from wgslgen.render.template_loader import (
 from wgslgen.spec.expressions import BoundedSandbox, BudgetExceeded
 from wgslgen.spec.kernel import KernelSpec, Variant
 from wgslgen.spec.loader import DEFAULT_TEMPLATES
+from wgslgen.text_file import read_user_text
 
 # A kernel that uses subgroups needs different text for naga and for Tint (naga 30 rejects
 # `enable subgroups;`, Tint requires it), so every template is rendered once per family;
@@ -196,7 +197,7 @@ def _header(variant: Variant, family: str) -> list[str]:
 def _render_text(variant: Variant, family: str, marked: bool) -> str:
     spec = variant.spec
     if spec.plain:
-        return spec.template_path.read_text(encoding="utf-8")
+        return read_user_text(spec.template_path)
     env = _environment(tuple(_search_path(spec)), marked)
     context = {
         **variant.params,

@@ -344,7 +344,7 @@ def declared_axes(path: Path | None, donor: KernelSpec) -> dict[str, Any] | None
         head = (
             "".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[:6]) if path else ""
         )
-    except OSError:
+    except (OSError, UnicodeDecodeError):  # rendering the file names what is wrong with it
         return None
     m = _GENERATED.search(head) or _VENDORED.search(head)
     if not m or m.group(1) != donor.name:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from wgslgen.errors import WgslgenError
 from wgslgen.spec.expressions import Expression
 from wgslgen.spec.interface import ENCODINGS, Binding, Interface, UniformLayout
+from wgslgen.text_file import read_user_text
 
 if TYPE_CHECKING:
     from wgslgen.spec.space import SpaceCount, VariantSpace
@@ -122,6 +123,16 @@ class KernelSpec:
     def axis_names(self) -> tuple[str, ...]:
         """Axis names in declaration order."""
         return tuple(a.name for a in self.axes)
+
+    def check_shape_values(self, shape: Mapping[str, Any]) -> None:
+        """Refuse a fractional value for a size the uniform holds as an integer (u32/i32)."""
+        for f in self.uniform.fields if self.uniform else ():
+            value = shape.get(f.name)
+            if f.type in ("u32", "i32") and isinstance(value, float):
+                raise WgslgenError(
+                    f"kernel {self.name}: shape {format_shape(shape)}: {f.name} = {value} "
+                    f"is not an integer (the uniform's {f.name} is {f.type})"
+                )
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``; an unknown name lists the valid ones."""
@@ -362,10 +373,7 @@ def _number(text: str) -> int | float:
 
 def read_toml(path: Path) -> dict[str, Any]:
     """Read a TOML file; a syntax error names file:line:col."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise WgslgenError(f"{path}: cannot read: {exc.strerror}") from None
+    text = read_user_text(path)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

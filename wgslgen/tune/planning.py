@@ -128,6 +128,7 @@ def plan_shape(
             f"kernel {spec.name}: shape {format_shape(shape)} must set exactly "
             f"{', '.join(spec.problem.sizes)}"
         )
+    spec.check_shape_values(shape)
     space = spec.space if variants is None else variants
     if isinstance(space, VariantSpace) and lazy(session.options, space.count):
         return _lazy_plan(session, spec, shape, space)

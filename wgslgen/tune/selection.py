@@ -322,7 +322,7 @@ def entry(
 
 
 def leaderboard(
-    outcomes: Iterable[Any], decision: Decision | None, baseline_median: float | None
+    outcomes: Iterable[Outcome], decision: Decision | None, baseline_median: float | None
 ) -> list[dict[str, Any]]:
     """Rows for people and machines: passing variants fastest first, then the failures.
 
@@ -348,7 +348,7 @@ def leaderboard(
                 "reused": o.reused,
                 "eligible": o.eligible,
                 "portable": o.portable,
-                "tags": _tags(o.name, o.eligible, decision),
+                "tags": _tags(o, decision),
                 "error": None,
             }
         )
@@ -376,8 +376,8 @@ def one_line(error: str) -> str:
     return error.strip().splitlines()[0][:200] if error.strip() else ""
 
 
-def _tags(name: str, eligible: bool, d: Decision | None) -> list[str]:
-    tags = []
+def _tags(o: Outcome, d: Decision | None) -> list[str]:
+    name, tags = o.name, []
     if d is not None:
         if name == d.winner:
             tags.append("winner")
@@ -387,6 +387,7 @@ def _tags(name: str, eligible: bool, d: Decision | None) -> list[str]:
             tags.append("baseline")
         if name in d.finalists and name != d.winner:
             tags.append("finalist")
-    if not eligible:
-        tags.append("outside profile")
+    if not o.eligible:
+        # only the baseline is measured while not eligible: a misfit, or left out by --set
+        tags.append("outside profile" if o.candidate.misfits else "outside --set")
     return tags

@@ -124,6 +124,7 @@ def plan_vendor(
     plan = VendorPlan()
     entries = _load_selection(selection, [*known, *(k.name for k in kernels)])
     facts = rl.tuning_facts(selection.parent / "results.jsonl") if selection else rl.TuningFacts()
+    plan.warnings += [f"{line}; unreadable record skipped" for line in facts.unreadable]
     chosen, verdicts, fallbacks, widening = choose(
         kernels, entries, selection, strict, engines, plan, facts
     )

@@ -36,6 +36,7 @@ class TuningFacts:
     samples: dict[tuple[str, str, str], int] = field(default_factory=dict)  # (sha, device, shape)
     # (kernel, device, shape) -> every variant measured ok there, fastest first
     timings: dict[tuple[str, str, str], list[Choice]] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)  # "file:line: why" of skipped lines
 
 
 def tuning_facts(results_path: Path) -> TuningFacts:
@@ -43,7 +44,9 @@ def tuning_facts(results_path: Path) -> TuningFacts:
     facts = TuningFacts()
     if not results_path.is_file():
         return facts
-    for r in latest(ResultsDB(results_path).load().records):
+    loaded = ResultsDB(results_path).load()
+    facts.unreadable = [f"{results_path}:{n}: {why}" for n, why in loaded.problems]
+    for r in latest(loaded.records):
         facts.infos.setdefault(r.key.device, r.device_info)
         if r.measurement is not None and r.status == "ok":
             facts.samples[(r.key.source_sha256, r.key.device, r.key.shape)] = r.measurement.reps
@@ -153,6 +156,11 @@ def kernel_rules(
             warnings.append(
                 f"{group[0].kernel}: tuning on {group[0].device_label} ({device}) has no "
                 "device facts in results.jsonl; its rules are dropped"
+                + (
+                    f" ({len(facts.unreadable)} line(s) of it could not be read)"
+                    if facts.unreadable
+                    else ""
+                )
             )
             continue
         group = sorted(group, key=lambda e: e.shape)
