@@ -211,10 +211,12 @@ def test_test_refuses_a_fractional_u32_size_before_the_device(
     assert "history_len = 1.5 is not an integer" in err
 
 
-def test_check_shape_values_refuses_floats_for_integer_fields_only() -> None:
+def test_check_shape_values_refuses_what_the_uniform_cannot_hold() -> None:
     (spec,) = discover([GOOD_KERNELS / "scale"])  # uniform: n u32, alpha f32
     with pytest.raises(WgslgenError, match=r"n = 2\.5 is not an integer .*u32"):
         spec.check_shape_values({"n": 2.5})
+    with pytest.raises(WgslgenError, match=r"n = -3 is negative .*u32"):
+        spec.check_shape_values({"n": -3})
     spec.check_shape_values({"n": 1000})
     spec.check_shape_values({"n": 8, "alpha": 0.5})  # a float field takes a float
 

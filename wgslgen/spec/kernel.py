@@ -125,14 +125,21 @@ class KernelSpec:
         return tuple(a.name for a in self.axes)
 
     def check_shape_values(self, shape: Mapping[str, Any]) -> None:
-        """Refuse a fractional value for a size the uniform holds as an integer (u32/i32)."""
+        """Refuse a value the uniform cannot hold: a fraction in an integer, a negative u32."""
         for f in self.uniform.fields if self.uniform else ():
             value = shape.get(f.name)
-            if f.type in ("u32", "i32") and isinstance(value, float):
-                raise WgslgenError(
-                    f"kernel {self.name}: shape {format_shape(shape)}: {f.name} = {value} "
-                    f"is not an integer (the uniform's {f.name} is {f.type})"
-                )
+            if f.type not in ("u32", "i32") or value is None:
+                continue
+            if isinstance(value, float):
+                why = "is not an integer"
+            elif f.type == "u32" and value < 0:
+                why = "is negative"
+            else:
+                continue
+            raise WgslgenError(
+                f"kernel {self.name}: shape {format_shape(shape)}: {f.name} = {value} "
+                f"{why} (the uniform's {f.name} is {f.type})"
+            )
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``; an unknown name lists the valid ones."""
