@@ -79,3 +79,16 @@ def test_a_run_that_tests_nothing_does_not_pass() -> None:
 def test_an_unknown_kernel_is_an_error() -> None:
     with pytest.raises(WgslgenError, match="unknown kernel"):
         check_kernel("no_such_kernel", adapter="cpu")
+
+
+def test_templates_default_to_the_projects_as_the_cli_does(tmp_path: Path, monkeypatch) -> None:
+    """Inside a project (wgslgen.toml naming its kernel folder, the bundled library off), a
+    kernel of the project is found without templates=, from a subfolder too."""
+    shutil.copytree(GOOD_KERNELS / "scale", tmp_path / "kernels" / "scale")
+    (tmp_path / "wgslgen.toml").write_text('templates = ["kernels"]\nbundled = false\n')
+    (tmp_path / "tests").mkdir()
+    monkeypatch.chdir(tmp_path / "tests")
+    report = assert_kernel_passes("scale", adapter="cpu", only={"storage": "f32"})
+    assert report.ok and report.results
+    with pytest.raises(WgslgenError, match="unknown kernel"):  # bundled = false
+        check_kernel(DQ, adapter="cpu")

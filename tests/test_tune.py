@@ -191,6 +191,21 @@ def test_wrong_and_broken_are_recorded_never_timed_nor_selected(tmp_path):
     assert "sf16" not in entry.winner.variant and "sf16" not in entry.default.variant
 
 
+def test_a_chosen_variant_that_fails_now_leaves_the_selection(tmp_path):
+    """Every variant wrong after the reference changed: the old entry, whose winner fails
+    now, is dropped (vendor would ship it), and the tune says so."""
+    kernels = write_kernel(tmp_path / "k")
+    args = ["tune", "--templates", str(kernels), "--kernel", "scale", "--shape", "n=512", *FAST]
+    assert wgslgen(*args, tmp=tmp_path).returncode == 0
+    assert len(read_selection(tmp_path / "selection.json")) == 1
+    reference = kernels / "scale" / "reference.py"
+    reference.write_text(reference.read_text().replace("2.0 * inputs", "3.0 * inputs"))
+    proc = wgslgen(*args, tmp=tmp_path)
+    assert proc.returncode == 1
+    assert read_selection(tmp_path / "selection.json") == []
+    assert "entry scale at n=512" in proc.stderr and "fails now" in proc.stderr, proc.stderr
+
+
 def test_changed_template_invalidates_exactly_its_records_and_prune(tmp_path):
     kernels = write_kernel(tmp_path / "k")
     args = ["tune", "--templates", str(kernels), "--kernel", "scale", "--shape", "n=512",

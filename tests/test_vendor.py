@@ -201,3 +201,34 @@ def test_python_client_in_a_fresh_interpreter(vendored, tmp_path):
     assert not footer["wgslgen_imported"]
     assert {r["variant"] for r in results} == set(plan.manifest["variants"])
     assert [r for r in results if not r["ok"]] == []
+    # a buffer smaller than the binding needs is refused, naming it and its encoding
+    for r in results:
+        assert "holds" in r["short_buffer"] and "the binding needs" in r["short_buffer"], r
+        assert "encode(plan, " in r["short_buffer"], r
+
+
+def test_plan_encodings_and_encode_match_wgslgens_own(vendored):
+    """A caller's numpy values become the bytes wgslgen's harness uploads: f16 for an f16
+    variant (float32 bytes there are read as garbage, with no error), f32 for an f32 one."""
+    import numpy as np
+
+    from wgslgen.spec.interface import ENCODINGS
+
+    _, plan, _cases = vendored
+    manifest = plan.manifest
+    seen = set()
+    for name, v in manifest["variants"].items():
+        shape = {s: 8 for s in manifest["kernels"][v["kernel"]]["sizes"]}
+        p = rt.plan_for(manifest, name, shape)
+        wanted = {b["name"]: b["encoding"] for b in v["bindings"]
+                  if b["kind"] != "uniform" and not b["scratch"]}  # fmt: skip
+        assert p.encodings == wanted, name
+        for binding, enc in p.encodings.items():
+            values = np.linspace(-2.0, 3.0, 7) if enc not in ("u32",) else np.arange(7)
+            assert rt.encode(p, binding, values) == ENCODINGS[enc].encode(values), (name, enc)
+            back = rt.decode(p, binding, rt.encode(p, binding, values), 7)
+            assert np.allclose(back, values, rtol=1e-3), (name, binding)
+            seen.add(enc)
+    assert {"f32", "f16"} <= seen
+    with pytest.raises(ValueError, match="no caller binding 'nope'"):
+        rt.encode(p, "nope", [1.0])

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from wgslgen.config import load_project
 from wgslgen.render.build import apply_overrides
 from wgslgen.run.harness import DEFAULT_TIMEOUT_S, Report, check_kernels
 from wgslgen.run.reference import with_reference
@@ -39,7 +40,11 @@ def check_kernel(
     ``shapes`` default to the spec's test shapes (dicts or ``"k=v,..."`` text); ``only``
     keeps the variants with these axis values; ``reference`` lets a plain .wgsl kernel borrow
     a named kernel's interface and reference, as ``wgslgen test --reference`` does.
+    ``templates`` default to the project's, as for the CLI: those of the wgslgen.toml (or
+    pyproject.toml's [tool.wgslgen]) found from the current folder up, else the bundled ones.
     """
+    if templates is None:
+        templates = list(load_project().templates)
     kernels = with_reference(select(discover(templates), [name]), reference, templates)
     parsed = [parse_shape(s) if isinstance(s, str) else dict(s) for s in shapes or []]
 

@@ -18,7 +18,6 @@ sys.path.insert(0, str(pkg_dir.parent))
 kernels = importlib.import_module(pkg_dir.name)
 cases = json.loads(cases_path.read_text())
 adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
-DTYPES = {"f32": np.float32, "f16": np.float16, "pf16": np.float16, "u32": np.uint32}
 
 for case in cases["runs"]:
     plan = kernels.plan_for(case["variant"], case["shape"])
@@ -26,14 +25,33 @@ for case in cases["runs"]:
     device = adapter.request_device_sync(required_features=features, required_limits=limits)
     usage = wgpu.BufferUsage
     buffers = {}
+    result = {"variant": case["variant"], "ok": True, "errors": {}}
     for name, size in plan.buffer_sizes.items():
         if name in case["inputs"]:
             data = base64.b64decode(case["inputs"][name])
+            # the caller's own path: values in the plan's encoding (f16 where it says so)
+            if kernels.encode(plan, name, kernels.decode(plan, name, data)) != data:
+                result["ok"] = False
+                result["errors"][name] = f"encode/decode as {plan.encodings[name]} changed it"
             buffers[name] = device.create_buffer_with_data(data=data, usage=usage.STORAGE)
         elif name in case["outputs"]:
             buffers[name] = device.create_buffer(size=size, usage=usage.STORAGE | usage.COPY_SRC)
+    short = next(n for n in plan.encodings if n in buffers)
+    try:  # one byte short of what the binding needs: refused, not run with clamped reads
+        kernels.run(
+            device,
+            plan,
+            {
+                **buffers,
+                short: device.create_buffer(
+                    size=max(4, (plan.buffer_sizes[short] - 1) // 4 * 4), usage=usage.STORAGE
+                ),
+            },
+        )
+        result["short_buffer"] = "ran"
+    except ValueError as exc:
+        result["short_buffer"] = str(exc)
     kernels.run(device, plan, buffers)
-    result = {"variant": case["variant"], "ok": True, "errors": {}}
     for name, want in case.get("derived", {}).items():  # wgslgen's own derived values
         if plan.scope[name] != want:
             result["ok"] = False
@@ -41,7 +59,10 @@ for case in cases["runs"]:
     result["derived"] = {name: plan.scope[name] for name in case.get("derived", {})}
     for name, want in case["outputs"].items():
         raw = device.queue.read_buffer(buffers[name])
-        got = np.frombuffer(raw, dtype=DTYPES[want["encoding"]])[: len(want["values"])]
+        if plan.encodings[name] != want["encoding"]:
+            result["ok"] = False
+            result["errors"][name] = f"plan says {plan.encodings[name]}, not {want['encoding']}"
+        got = kernels.decode(plan, name, raw, len(want["values"]))
         w = np.asarray(want["values"])
         bad = ~(np.abs(got.astype(np.float64) - w) <= want["atol"] + want["rtol"] * np.abs(w))
         if bad.any():

@@ -28,6 +28,7 @@ from wgslgen.cli.output import (
     err_console,
     print_adapter,
     progress,
+    warn,
 )
 from wgslgen.cli.tune_output import method_line, print_shape, print_summary, report_json
 from wgslgen.errors import WgslgenError
@@ -37,7 +38,7 @@ from wgslgen.tune.db import ResultsDB, check_writable, read_selection
 from wgslgen.tune.runner import ShapeReport, TuneOptions, TuneSession
 from wgslgen.tune.search import STRATEGIES, Budget
 from wgslgen.tune.selection import ShapePlan
-from wgslgen.tune.selection_file import update_selection
+from wgslgen.tune.selection_file import SelectionEntry, update_selection
 
 DEFAULT_SELECTION = Path("tuning/selection.json")
 WARN_EXHAUSTIVE = 2_000  # variants: as many renderings as `build` warns about
@@ -197,10 +198,17 @@ def run(args: argparse.Namespace) -> int:
         devices = [device]
     device = devices[0]
     entries = [r.selection for r in reports if r.selection is not None]
-    if entries:
+    failing = _now_failing(reports)
+    if entries or failing:
         keep = {(e.kernel, e.device, e.shape) for r in reports
                 if (e := r.selection) is not None and not r.tried_portable()}  # fmt: skip
-        update_selection(args.selection, entries, keep_default_for=keep)
+
+        def dropped(e: SelectionEntry, variant: str) -> None:
+            warn(f"{args.selection}: entry {e.kernel} at {e.shape} on {e.device_label} removed: "
+                 f"its chosen {variant} fails now")  # fmt: skip
+
+        update_selection(args.selection, entries, keep_default_for=keep, now_failing=failing,
+                         on_drop=dropped)  # fmt: skip
     wall = time.perf_counter() - started
     if args.plot:
         from wgslgen.tune.plot import plot_reports
@@ -213,6 +221,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_summary(args, reports, totals, wall, len(entries))
     return 0 if entries and not any(r.error for r in reports) else 1
+
+
+def _now_failing(reports: list[ShapeReport]) -> dict[tuple[str, str, str], set[str]]:
+    """Per (kernel, device, shape), the variants this tune found failing: not a slow or lost
+    run (timeouts can be the machine's), a wrong, non-compiling or crashing one."""
+    out: dict[tuple[str, str, str], set[str]] = {}
+    for r in reports:
+        for o in r.outcomes:
+            if o.status in ("wrong", "compile-error", "crash"):
+                key = (o.record.kernel, o.record.key.device, o.record.key.shape)
+                out.setdefault(key, set()).add(o.name)
+    return out
 
 
 def _options(args: argparse.Namespace) -> TuneOptions:

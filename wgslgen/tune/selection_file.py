@@ -4,7 +4,7 @@ read, written atomically and updated under its lock."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -115,8 +115,13 @@ def update_selection(
     entries: Iterable[SelectionEntry],
     on_wait: Callable[[str], None] | None = None,
     keep_default_for: Collection[tuple[str, str, str]] = (),
+    now_failing: Mapping[tuple[str, str, str], Collection[str]] | None = None,
+    on_drop: Callable[[SelectionEntry, str], None] | None = None,
 ) -> list[SelectionEntry]:
-    """Replace the entries with the same (kernel, device, shape) in the file; keep the rest.
+    """Replace the entries with the same (kernel, device, shape) in the file; keep the rest,
+    except an entry whose winner or default this tune found failing there (``now_failing``:
+    the variants per key that compiled wrong, crashed or gave wrong results): it is dropped
+    (``on_drop(entry, variant)``), so `vendor` cannot ship a variant that fails now.
 
     An entry without a portable default whose key is in ``keep_default_for`` (a tune whose
     candidates held no portable variant, e.g. ``--set s=f16``) keeps the replaced entry's
@@ -139,5 +144,12 @@ def update_selection(
             if e.default is None and key in keep_default_for and earlier and earlier.default:
                 e = replace(e, default=earlier.default, reason=f"{e.reason}; {KEPT_DEFAULT}")
             current[key] = e
+        for key, failing in (now_failing or {}).items():
+            old = current.get(key)
+            chosen = [c.variant for c in (old.winner, old.default) if c] if old else []
+            if bad := next((v for v in chosen if v in failing), None):
+                del current[key]
+                if on_drop is not None:
+                    on_drop(old, bad)  # type: ignore[arg-type]
         write_selection(path, current.values())
     return list(current.values())

@@ -9,7 +9,15 @@ _INIT = '''"""Vendored WGSL kernels: {generator}, ABI {abi}. Generated: do not e
 
     import {{this package}} as kernels
     plan = kernels.select(adapter, "{example}", kernels.{example_cls}(...))
-    kernels.run(device, plan, {{"binding name": gpu_buffer, ...}})  # wgpu.GPUBuffer, not numpy
+    features, limits = kernels.required(plan)   # request the device with these
+    data = kernels.encode(plan, "binding name", array)  # plan.encodings: f32, f16, pf16, ...
+    buf = device.create_buffer_with_data(data=data, usage=wgpu.BufferUsage.STORAGE | ...)
+    kernels.run(device, plan, {{"binding name": buf, ...}})  # wgpu.GPUBuffer, not numpy
+    out = kernels.decode(plan, "output name", device.queue.read_buffer(out_buf))
+
+The selector may choose a variant that stores some bindings as f16 (``plan.encodings``):
+encode() writes each binding as its plan says, and run() refuses a buffer smaller than
+``plan.buffer_sizes`` gives.
 """
 
 from __future__ import annotations
@@ -20,11 +28,12 @@ from dataclasses import asdict, dataclass, is_dataclass
 from importlib import resources
 from typing import Any
 
-from ._runtime import AdapterFacts, NoViable, Plan, facts_from_wgpu
+from ._runtime import AdapterFacts, NoViable, Plan, decode, encode, facts_from_wgpu
 from . import _runtime
 
 __all__ = ["AdapterFacts", "NoViable", "Plan", "MANIFEST", "select", "run", "pack_uniform",
-           "shader_source", "facts_from_wgpu", "plan_for", "required", {classes}]
+           "shader_source", "facts_from_wgpu", "plan_for", "required", "encode", "decode",
+           {classes}]
 
 MANIFEST: dict[str, Any] = json.loads(
     resources.files(__name__).joinpath("manifest.json").read_text(encoding="utf-8")

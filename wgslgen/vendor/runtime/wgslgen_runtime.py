@@ -1,8 +1,8 @@
 """Runtime of a folder vendored by `wgslgen vendor` (copied verbatim as ``_runtime.py``).
 
-Standard library only (wgpu-py is needed by ``run`` alone). The selector here is the
-reference implementation: the Rust and TypeScript bindings behave the same way, and the
-shared conformance cases check that they do.
+Standard library only (wgpu-py is needed by ``run`` alone, numpy by ``encode``/``decode``).
+The selector here is the reference implementation: the Rust and TypeScript bindings behave
+the same way, and the shared conformance cases check that they do.
 """
 
 from __future__ import annotations
@@ -114,6 +114,9 @@ class Plan:
     rejected: tuple[tuple[str, str], ...]  # (variant, why) tried before this one
     # Values of the shader's `override`s: every pass's pipeline is created with them.
     constants: Mapping[str, float] = field(default_factory=dict)
+    # How the caller's buffers hold their values, per binding name: f32, f16, pf16 (f16
+    # pairs), u32, i32. The selector may choose an f16 variant: upload with encode().
+    encodings: Mapping[str, str] = field(default_factory=dict)
 
 
 class NoViable(Exception):
@@ -268,9 +271,48 @@ def plan_for(
     scratch = {s["binding"]: evaluate(s["size"], scope) for s in variant["scratch"]}
     uniform = pack_uniform(variant, scope)
     constants = dict(variant.get("constants", {}))
+    encodings = {
+        b["name"]: b["encoding"]
+        for b in variant["bindings"]
+        if b["kind"] != "uniform" and not b["scratch"] and b["encoding"]
+    }
     return Plan(
         variant["kernel"], name, scope, dispatch, sizes, scratch, uniform, rejected, constants,  # type: ignore[arg-type]
+        encodings,
     )  # fmt: skip
+
+
+# Host dtype of each encoding (numpy names); pf16 holds f16 pairs, so its bytes are f16's.
+HOST_DTYPES = {"f32": "float32", "f16": "float16", "pf16": "float16", "u32": "uint32",
+               "i32": "int32"}  # fmt: skip
+
+
+def _encoding(plan: Plan, name: str) -> str:
+    if name not in plan.encodings:
+        known = ", ".join(sorted(plan.encodings))
+        raise ValueError(f"{plan.variant}: no caller binding {name!r}; bindings: {known}")
+    return plan.encodings[name]
+
+
+def encode(plan: Plan, name: str, values: Any) -> bytes:
+    """The bytes of binding ``name`` holding ``values`` (a numpy array or sequence), in the
+    plan's encoding: f16 for an f16 variant, where float32 bytes would be read as garbage."""
+    import numpy as np
+
+    encoding = _encoding(plan, name)
+    flat = np.ascontiguousarray(values, dtype=HOST_DTYPES[encoding]).reshape(-1)
+    if encoding == "pf16" and flat.size % 2:
+        flat = np.concatenate([flat, np.zeros(1, dtype=flat.dtype)])
+    return flat.tobytes()
+
+
+def decode(plan: Plan, name: str, data: bytes | memoryview, count: int | None = None) -> Any:
+    """Binding ``name``'s bytes (e.g. from ``device.queue.read_buffer``) as a numpy array of
+    its host dtype, the first ``count`` values when given."""
+    import numpy as np
+
+    values = np.frombuffer(data, dtype=HOST_DTYPES[_encoding(plan, name)])
+    return values[:count] if count is not None else values
 
 
 def _check_buffers(
@@ -286,6 +328,13 @@ def _check_buffers(
                 f"{plan.variant}: buffers[{name!r}] is a {type(buf).__name__}, not a "
                 "wgpu.GPUBuffer; upload it first, e.g. device.create_buffer_with_data(data=..., "
                 "usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)"
+            )
+        need = plan.buffer_sizes[name]
+        if buf.size < need:  # wgpu would clamp the reads past the end: wrong results, no error
+            how = plan.encodings.get(name)
+            raise ValueError(
+                f"{plan.variant}: buffers[{name!r}] holds {buf.size} bytes; the binding needs "
+                f"{need}" + (f" ({how} values: encode(plan, {name!r}, array))" if how else "")
             )
 
 
