@@ -206,6 +206,27 @@ def test_a_chosen_variant_that_fails_now_leaves_the_selection(tmp_path):
     assert "entry scale at n=512" in proc.stderr and "fails now" in proc.stderr, proc.stderr
 
 
+def test_a_tune_that_measures_nothing_new_leaves_the_selection_file_alone(tmp_path):
+    """An entry whose records were all reused and whose choices are the file's keeps the
+    file's entry (only the head-to-head medians differ: a committed selection would churn);
+    new measurements or other choices replace it."""
+    from wgslgen.tune.selection_file import Choice, SelectionEntry, update_selection
+
+    def entry(winner: str, ns: float) -> SelectionEntry:
+        c = Choice(winner, ns, "ab" * 32)
+        return SelectionEntry("scale", "d" * 16, "lavapipe", "n=512", c, c, c, 1.0, "fastest")
+
+    path, key = tmp_path / "selection.json", ("scale", "d" * 16, "n=512")
+    update_selection(path, [entry("scale__wg64_sf32", 100.0)])
+    first = path.read_bytes()
+    update_selection(path, [entry("scale__wg64_sf32", 97.0)], nothing_measured=[key])
+    assert path.read_bytes() == first
+    update_selection(path, [entry("scale__wg32_sf32", 97.0)], nothing_measured=[key])
+    assert read_selection(path)[0].winner.variant == "scale__wg32_sf32"
+    update_selection(path, [entry("scale__wg32_sf32", 90.0)])  # measured anew: replaced
+    assert read_selection(path)[0].winner.median_ns == 90.0
+
+
 def test_changed_template_invalidates_exactly_its_records_and_prune(tmp_path):
     kernels = write_kernel(tmp_path / "k")
     args = ["tune", "--templates", str(kernels), "--kernel", "scale", "--shape", "n=512",

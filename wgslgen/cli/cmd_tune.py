@@ -207,8 +207,10 @@ def run(args: argparse.Namespace) -> int:
             warn(f"{args.selection}: entry {e.kernel} at {e.shape} on {e.device_label} removed: "
                  f"its chosen {variant} fails now")  # fmt: skip
 
+        reused = {(e.kernel, e.device, e.shape) for r in reports
+                  if (e := r.selection) and all(o.reused for o in r.outcomes)}  # fmt: skip
         update_selection(args.selection, entries, keep_default_for=keep, now_failing=failing,
-                         on_drop=dropped)  # fmt: skip
+                         on_drop=dropped, nothing_measured=reused)  # fmt: skip
     wall = time.perf_counter() - started
     if args.plot:
         from wgslgen.tune.plot import plot_reports

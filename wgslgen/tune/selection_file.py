@@ -110,6 +110,10 @@ def read_selection(path: Path | str) -> list[SelectionEntry]:
 KEPT_DEFAULT = "portable default kept from an earlier tune (no portable candidate in this one)"
 
 
+def _choices(e: SelectionEntry) -> tuple[str | None, ...]:
+    return tuple(c.variant if c else None for c in (e.winner, e.default, e.baseline))
+
+
 def update_selection(
     path: Path | str,
     entries: Iterable[SelectionEntry],
@@ -117,11 +121,15 @@ def update_selection(
     keep_default_for: Collection[tuple[str, str, str]] = (),
     now_failing: Mapping[tuple[str, str, str], Collection[str]] | None = None,
     on_drop: Callable[[SelectionEntry, str], None] | None = None,
+    nothing_measured: Collection[tuple[str, str, str]] = (),
 ) -> list[SelectionEntry]:
     """Replace the entries with the same (kernel, device, shape) in the file; keep the rest,
     except an entry whose winner or default this tune found failing there (``now_failing``:
     the variants per key that compiled wrong, crashed or gave wrong results): it is dropped
     (``on_drop(entry, variant)``), so `vendor` cannot ship a variant that fails now.
+    An entry of a key in ``nothing_measured`` (every record reused) that chooses what the
+    file's entry chose keeps the file's entry: only the head-to-head medians would differ,
+    and a tune that changed nothing leaves a committed selection (and `vendor --check`) alone.
 
     An entry without a portable default whose key is in ``keep_default_for`` (a tune whose
     candidates held no portable variant, e.g. ``--set s=f16``) keeps the replaced entry's
@@ -143,6 +151,8 @@ def update_selection(
             earlier = current.get(key)
             if e.default is None and key in keep_default_for and earlier and earlier.default:
                 e = replace(e, default=earlier.default, reason=f"{e.reason}; {KEPT_DEFAULT}")
+            if key in nothing_measured and earlier and _choices(earlier) == _choices(e):
+                continue
             current[key] = e
         for key, failing in (now_failing or {}).items():
             old = current.get(key)
