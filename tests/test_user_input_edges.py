@@ -390,3 +390,18 @@ def test_json_success_has_no_error_key(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     obj = json.loads(done.stdout)
     assert "error" not in obj and "exit_code" not in obj and obj["kernels"]
+
+
+# Inputs past f16's range: the input is named, not the reference's NaN/Inf.
+
+
+def test_inputs_that_f16_storage_cannot_hold_are_named(here: Path, capsys) -> None:
+    shutil.copytree(GOOD_KERNELS / "scale", here / "k" / "scale")
+    ref = here / "k" / "scale" / "reference.py"
+    ref.write_text(ref.read_text().replace('size=shape["n"])', 'size=shape["n"]) * 1e6'))
+    code, out, err = cli(capsys, "test", "--templates", str(here / "k"), "--set", "s=f16",
+                         "--shape", "n=1000", "--adapter", "cpu")  # fmt: skip
+    assert code == 1
+    text = one_line(out + err)
+    assert "make_inputs: 'x'[" in text and "does not fit f16 storage" in text, text
+    assert "holds NaN or Inf" not in text and "RuntimeWarning" not in err

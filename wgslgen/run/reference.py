@@ -193,6 +193,25 @@ def _user_frame(exc: BaseException, path: Path) -> str:
     return f"{path}:{frames[-1].lineno}" if frames else str(path)
 
 
+def _encoded(b: Any, arr: np.ndarray, where: str) -> bytes:
+    """``arr`` in the binding's encoding; a finite value that the encoding cannot hold (past
+    f16's ±65504) is the input's fault, said here rather than as the reference's NaN/Inf."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        data = b.encoding.encode(arr)
+    host = np.dtype(b.encoding.host_dtype)
+    if host.kind == "f" and arr.dtype.kind == "f":
+        back = np.frombuffer(data, dtype=host)[: arr.size]
+        lost = np.isfinite(arr.reshape(-1)) & ~np.isfinite(back)
+        if lost.any():
+            i = int(np.flatnonzero(lost)[0])
+            raise WgslgenError(
+                f"{where}: {b.name!r}[{i}] = {arr.reshape(-1)[i]:g} does not fit {b.encoding.name} "
+                f"storage (largest finite {float(np.finfo(host).max):g}); {lost.sum()} value(s) "
+                "would become Inf"
+            )
+    return data
+
+
 def make_case(
     case: Case, ref: Reference, seed: int = 0, deadline_s: float | None = None
 ) -> TestData:
@@ -212,7 +231,7 @@ def make_case(
         if b.name in raw:  # an output given by make_inputs is an in-out buffer
             arr = _numeric(raw[b.name], b.name, f"{where}: make_inputs")
             _check_size(arr, b, counts[b.name], f"{where}: make_inputs")
-            data[b.name] = b.encoding.encode(arr)
+            data[b.name] = _encoded(b, arr, f"{where}: make_inputs")
             inputs[b.name] = b.encoding.decode(data[b.name], counts[b.name]).reshape(arr.shape)
         elif b.is_output or b.scratch:  # NaN canary: a pass reading unwritten scratch fails
             dtype = np.dtype(b.encoding.host_dtype)
