@@ -405,3 +405,23 @@ def test_inputs_that_f16_storage_cannot_hold_are_named(here: Path, capsys) -> No
     text = one_line(out + err)
     assert "make_inputs: 'x'[" in text and "does not fit f16 storage" in text, text
     assert "holds NaN or Inf" not in text and "RuntimeWarning" not in err
+
+
+@pytest.mark.parametrize(
+    ("shapes", "message"),
+    [
+        ("[{ n = 1 }, { n = 100.5 }]", "test.shapes[1]: n = 100.5 does not fit the uniform's u32"),
+        ("[{ n = -4 }]", "test.shapes[0]: n = -4 does not fit the uniform's u32"),
+        ("[{ m = 3 }]", "test.shapes[0] must set exactly n; missing n; unknown m"),
+    ],
+)
+def test_a_test_shape_the_kernel_cannot_take_names_its_key(
+    here: Path, capsys, shapes: str, message: str
+) -> None:
+    shutil.copytree(GOOD_KERNELS / "scale", here / "k" / "scale")
+    toml = here / "k" / "scale" / "kernel.toml"
+    toml.write_text(
+        re.sub(r"(?m)^shapes = \[\{ n = 1 \}.*$", f"shapes = {shapes}", toml.read_text())
+    )
+    code, _out, err = cli(capsys, "list", "--templates", str(here / "k"))
+    assert code == 2 and message in one_line(err), err

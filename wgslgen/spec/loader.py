@@ -227,8 +227,8 @@ def load_kernel(folder: Path) -> KernelSpec:
         uniform=uniform,
         bindings=bindings,
         problem=problem,
-        test_shapes=tuple(_parse_shapes(doc.test.shapes, problem, path, "test")),
-        tune_shapes=tuple(_parse_shapes(doc.tune.shapes, problem, path, "tune")),
+        test_shapes=tuple(_parse_shapes(doc.test.shapes, problem, uniform, path, "test")),
+        tune_shapes=tuple(_parse_shapes(doc.tune.shapes, problem, uniform, path, "tune")),
         tolerances=tuple(_parse_tolerances(doc.test.tolerance, axis_names, path)),
         reference_path=reference if reference.is_file() else None,
         raw=raw,
@@ -346,15 +346,25 @@ def _expressions(texts: list[str], path: Path, loc: tuple[str | int, ...], scope
         yield compile_expression(text, _at(path, *loc, i), scope)
 
 
-def _parse_shapes(shapes: list[dict[str, Any]], problem, path: Path, section: str):
+def _parse_shapes(shapes: list[dict[str, Any]], problem, uniform, path: Path, section: str):
+    integers = (
+        {f.name: f.type for f in uniform.fields if f.type in ("u32", "i32")} if uniform else {}
+    )
     for i, shape in enumerate(shapes):
+        where = _at(path, section, "shapes", i)
         if problem is not None:
-            bad = sorted(set(shape) ^ set(problem.sizes))
-            if bad:
+            missing = [s for s in problem.sizes if s not in shape]
+            unknown = sorted(set(shape) - set(problem.sizes))
+            if missing or unknown:
+                what = [f"missing {', '.join(missing)}"] if missing else []
+                what += [f"unknown {', '.join(unknown)}"] if unknown else []
                 raise WgslgenError(
-                    f"{_at(path, section, 'shapes', i)} must set exactly "
-                    f"{', '.join(problem.sizes)}; wrong: {', '.join(bad)}"
+                    f"{where} must set exactly {', '.join(problem.sizes)}; {'; '.join(what)}"
                 )
+        for key in sorted(set(integers) & set(shape)):
+            value, kind = shape[key], integers[key]
+            if isinstance(value, float) or (kind == "u32" and value < 0):
+                raise WgslgenError(f"{where}: {key} = {value} does not fit the uniform's {kind}")
         yield dict(shape)  # integers stay int; a float parameter (e.g. eps) stays float
 
 
