@@ -85,6 +85,15 @@ def test_merge_combines_machines_without_duplicates(db, tmp_path, capsys):
     assert "0 record(s) added, 3 exact duplicate(s) dropped" in out
 
 
+def test_merging_a_file_without_one_record_is_an_error_and_changes_nothing(db, tmp_path, capsys):
+    before = db.read_bytes()
+    wrong = tmp_path / "selection.json"
+    wrong.write_text('{\n  "format": 1,\n  "entries": []\n}\n')
+    code, _out, err = db_cmd(capsys, "merge", "--db", str(db), str(wrong))
+    assert code == 2 and f"cannot merge {wrong}: not a results file" in err
+    assert db.read_bytes() == before  # its own corrupt line not even moved aside
+
+
 def test_prune_drops_exactly_the_stale_renderings(tmp_path, capsys):
     (spec,) = [k for k in discover([GOOD_KERNELS]) if k.name == "scale"]
     current = [(v, result_sha256(render(v, "naga"))) for v in spec.variants[:2]]

@@ -313,6 +313,12 @@ class ResultsDB:
             duplicates = 0
             for p in others:
                 report = _load(p)
+                if report.problems and not report.records:  # e.g. selection.json: nothing added
+                    line, why = report.problems[0]
+                    raise WgslgenError(
+                        f"cannot merge {p}: not a results file (none of its lines is a record; "
+                        f"line {line}: {why})"
+                    )
                 problems += [(str(p), n, why) for n, why in report.problems]
                 for r in report.records:
                     line = _line(r)
