@@ -37,10 +37,15 @@ async function runCase(c) {
       buffers[name] = device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
     }
   }
+  const short = Object.keys(plan.encodings).find((n) => buffers[n]);
+  const tooSmall = device.createBuffer({ size: 4, usage: GPUBufferUsage.STORAGE });
+  assert.throws(() => k.run(device, plan, { ...buffers, [short]: tooSmall }),
+    new RegExp(`buffer ${short} holds 4 bytes; the binding needs`), `${c.variant}: a short buffer`);
   device.pushErrorScope("validation");
   k.run(device, plan, buffers);
   const errors = [];
   for (const [name, want] of Object.entries(c.outputs)) {
+    assert.equal(plan.encodings[name], want.encoding, `${c.variant}: ${name}'s encoding`);
     const read = device.createBuffer({ size: plan.bufferSizes[name], usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const enc = device.createCommandEncoder();
     enc.copyBufferToBuffer(buffers[name], 0, read, 0, plan.bufferSizes[name]);

@@ -115,6 +115,9 @@ export interface Plan {
     uniform: Uint8Array;
     rejected: [string, string][];
     constants: Record<string, number>;
+    /** How each caller buffer holds its values (f32, f16, pf16: f16 pairs, u32, i32): the
+     * selector may choose an f16 variant, whose buffers then hold f16 (2 bytes) values. */
+    encodings: Record<string, string>;
 }
 export declare class NoViableError extends Error {
     kernel: string;

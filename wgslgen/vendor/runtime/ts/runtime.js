@@ -174,7 +174,11 @@ export function planFor(m, name, shape, rejected = []) {
         scratchSizes[s.binding] = evaluate(s.size, scope);
     const dispatch = v.passes.map((p) => [p.entry_point, p.dispatch.map((d) => evaluate(d, scope))]);
     const constants = { ...(v.constants ?? {}) };
-    return { kernel: v.kernel, variant: name, scope, dispatch, bufferSizes, scratchSizes, uniform: packUniform(v, scope), rejected, constants };
+    const encodings = {};
+    for (const b of v.bindings)
+        if (b.kind !== "uniform" && !b.scratch && b.encoding)
+            encodings[b.name] = b.encoding;
+    return { kernel: v.kernel, variant: name, scope, dispatch, bufferSizes, scratchSizes, uniform: packUniform(v, scope), rejected, constants, encodings };
 }
 /** The first viable candidate's plan; NoViableError names why each candidate was dropped. */
 export function selectWithFacts(m, kernel, facts, shape) {
@@ -227,6 +231,10 @@ export function encodePlan(device, encoder, m, wgsl, plan, buffers) {
     const v = m.variants[plan.variant];
     const bufs = { ...buffers };
     for (const b of v.bindings) {
+        // A short buffer would have its reads past the end clamped: wrong results, no error.
+        if (bufs[b.name] && bufs[b.name].size < plan.bufferSizes[b.name]) {
+            throw new Error(`${plan.variant}: buffer ${b.name} holds ${bufs[b.name].size} bytes; the binding needs ${plan.bufferSizes[b.name]} (${plan.encodings[b.name] ?? b.kind} values)`);
+        }
         if (bufs[b.name])
             continue;
         if (b.kind === "uniform") {

@@ -42,6 +42,9 @@ export interface Plan {
   dispatch: [string, [number, number, number]][]; bufferSizes: Record<string, number>;
   scratchSizes: Record<string, number>; uniform: Uint8Array; rejected: [string, string][];
   constants: Record<string, number>;
+  /** How each caller buffer holds its values (f32, f16, pf16: f16 pairs, u32, i32): the
+   * selector may choose an f16 variant, whose buffers then hold f16 (2 bytes) values. */
+  encodings: Record<string, string>;
 }
 
 export class NoViableError extends Error {
@@ -194,7 +197,9 @@ export function planFor(m: Manifest, name: string, shape: Shape, rejected: [stri
   for (const s of v.scratch) scratchSizes[s.binding] = evaluate(s.size, scope);
   const dispatch = v.passes.map((p) => [p.entry_point, p.dispatch.map((d) => evaluate(d, scope))] as [string, [number, number, number]]);
   const constants = { ...(v.constants ?? {}) };
-  return { kernel: v.kernel, variant: name, scope, dispatch, bufferSizes, scratchSizes, uniform: packUniform(v, scope), rejected, constants };
+  const encodings: Record<string, string> = {};
+  for (const b of v.bindings) if (b.kind !== "uniform" && !b.scratch && b.encoding) encodings[b.name] = b.encoding;
+  return { kernel: v.kernel, variant: name, scope, dispatch, bufferSizes, scratchSizes, uniform: packUniform(v, scope), rejected, constants, encodings };
 }
 
 /** The first viable candidate's plan; NoViableError names why each candidate was dropped. */
@@ -246,6 +251,10 @@ export function encodePlan(device: GPUDevice, encoder: GPUCommandEncoder, m: Man
   const v = m.variants[plan.variant];
   const bufs: Record<string, GPUBuffer> = { ...buffers };
   for (const b of v.bindings) {
+    // A short buffer would have its reads past the end clamped: wrong results, no error.
+    if (bufs[b.name] && bufs[b.name].size < plan.bufferSizes[b.name]) {
+      throw new Error(`${plan.variant}: buffer ${b.name} holds ${bufs[b.name].size} bytes; the binding needs ${plan.bufferSizes[b.name]} (${plan.encodings[b.name] ?? b.kind} values)`);
+    }
     if (bufs[b.name]) continue;
     if (b.kind === "uniform") {
       bufs[b.name] = device.createBuffer({ size: plan.uniform.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
