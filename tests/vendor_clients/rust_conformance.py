@@ -105,12 +105,19 @@ def generate(vendored: Path, cases: dict, manifest: dict, module: str) -> str:
         )
         sizes = ", ".join(f"({json.dumps(n)}, {s})" for n, s in c["buffer_sizes"].items())
         scratch = ", ".join(f"({json.dumps(n)}, {s})" for n, s in c["scratch_sizes"].items())
+        encodings = ", ".join(
+            f"({json.dumps(b['name'])}, {json.dumps(b['encoding'])})"
+            for b in manifest["variants"][c["variant"]]["bindings"]
+            if b["kind"] != "uniform" and not b["scratch"] and b["encoding"]
+        )
         runs.append(
             f"    let p = k::plan_for({json.dumps(c['variant'])}, &{_shape(c['kernel'], c['shape'], fl)}).unwrap();\n"
             f"    assert_eq!(hex(&p.uniform), {json.dumps(c['uniform_hex'])}, {json.dumps(c['variant'])});\n"
             f"    assert_eq!(p.dispatch, vec![{dispatch}]);\n"
             f"    let mut s = p.buffer_sizes.clone(); s.sort(); let mut w: Vec<(&str, u64)> = vec![{sizes}]; w.sort(); assert_eq!(s, w);\n"
-            f"    assert_eq!(p.scratch_sizes, vec![{scratch}]);" + _derived(c, fl)
+            f"    assert_eq!(p.scratch_sizes, vec![{scratch}]);\n"
+            f"    let mut e = p.encodings.to_vec(); e.sort(); let mut w: Vec<(&str, &str)> = vec![{encodings}]; w.sort(); assert_eq!(e, w);"
+            + _derived(c, fl)
         )
     lines.append('fn hex(b: &[u8]) -> String { b.iter().map(|x| format!("{:02x}", x)).collect() }')
     lines.append("#[test]\nfn runs_layouts_and_sizes() {\n" + "\n".join(runs) + "\n}")

@@ -240,12 +240,18 @@ def _variant_module(name: str, v: dict[str, Any]) -> str:
     limits = ", ".join(f"({_lit(k)}, {n})" for k, n in sorted(v["limits"].items()))
     features = ", ".join(_lit(f) for f in v["features"])
     constants = ", ".join(f"({_lit(k)}, {_f64(x)})" for k, x in v.get("constants", {}).items())
+    encodings = ", ".join(
+        f"({_lit(b['name'])}, {_lit(b['encoding'])})"
+        for b in v["bindings"]
+        if b["kind"] != "uniform" and not b["scratch"] and b["encoding"]
+    )
     body = [
         f"pub const NAME: &str = {_lit(name)};",
         f'pub const WGSL: &str = include_str!("../{file}");',
         f"pub const FEATURES: &[&str] = &[{features}];",
         f"pub const LIMITS: &[(&str, i64)] = &[{limits}];",
         f"pub const CONSTANTS: &[(&str, f64)] = &[{constants}];",
+        f"pub const ENCODINGS: &[(&str, &str)] = &[{encodings}];",
         "#[derive(Clone, Copy, Debug)]",
         f"pub struct Vars {{ {', '.join(f'pub {n}: {_ty(n in floats)}' for n in names)} }}",
         f"pub fn vars(s: &{kshape}) -> Vars {{\n    let v = Vars {{ {init} }};\n{lets}\n    v\n}}",
@@ -328,7 +334,8 @@ def _dispatcher(manifest: dict[str, Any]) -> str:
             f"features: {name}::FEATURES, limits: {name}::LIMITS, "
             f"preconditions: {name}::failed_preconditions(&v), dispatch: {name}::dispatch(&v), "
             f"buffer_sizes: {name}::buffer_sizes(&v), scratch_sizes: {name}::scratch_sizes(&v), "
-            f"uniform: {name}::uniform_bytes(&v), constants: {name}::CONSTANTS }}) }}"
+            f"uniform: {name}::uniform_bytes(&v), constants: {name}::CONSTANTS, "
+            f"encodings: {name}::ENCODINGS }}) }}"
         )
     sels = []
     for kernel in sorted(manifest["kernels"]):

@@ -40,6 +40,7 @@ pub struct Parts {
     pub scratch_sizes: Vec<(&'static str, i64)>,
     pub uniform: Vec<u8>,
     pub constants: &'static [(&'static str, f64)],
+    pub encodings: &'static [(&'static str, &'static str)],
 }
 
 /// What to run: the variant, its WGSL, every pass's workgroup counts, sizes, uniform bytes.
@@ -55,6 +56,9 @@ pub struct Plan {
     pub rejected: Vec<(&'static str, String)>,
     /// Values of the shader's `override`s: every pass's pipeline is created with them.
     pub constants: &'static [(&'static str, f64)],
+    /// How each caller buffer holds its values ("f32", "f16", "pf16": f16 pairs, "u32",
+    /// "i32"): the selector may choose an f16 variant, whose buffers hold 2-byte values.
+    pub encodings: &'static [(&'static str, &'static str)],
 }
 
 /// No vendored variant can run: each candidate with why it was dropped.
@@ -160,6 +164,7 @@ fn to_plan(p: Parts, rejected: Vec<(&'static str, String)>) -> Plan {
         uniform: p.uniform,
         rejected,
         constants: p.constants,
+        encodings: p.encodings,
     }
 }
 
