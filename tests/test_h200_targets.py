@@ -1,0 +1,39 @@
+"""benchmarks/h200_targets.sh: the H200 session's parts run on an H200 only (the issue's
+targets are that GPU's), so a call given another GPU costs seconds, not the part's minutes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from .conftest import ROOT
+
+SCRIPT = ROOT / "benchmarks" / "h200_targets.sh"
+
+
+def _run(tmp_path: Path, gpu: str, part: str = "dq") -> subprocess.CompletedProcess:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    fakes = {"nvidia-smi": f"echo '{gpu}, 580.159.04'", "dpkg": "true", "ldconfig": "true"}
+    for name, body in fakes.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out)}
+    return subprocess.run(
+        ["bash", str(SCRIPT), part], capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+def test_another_gpu_stops_at_once_and_says_which(tmp_path: Path) -> None:
+    proc = _run(tmp_path, "NVIDIA H100 80GB HBM3")
+    assert proc.returncode == 3, proc.stderr
+    assert (tmp_path / "out" / "gpu.txt").read_text().startswith("NVIDIA H100 80GB HBM3")
+    assert not (tmp_path / "out" / "r.tgz").exists()
+
+
+def test_an_unknown_part_is_a_usage_error() -> None:
+    proc = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "usage: h200_targets.sh dq|fw_dkv|modes" in proc.stderr
