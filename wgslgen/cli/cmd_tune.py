@@ -198,19 +198,7 @@ def run(args: argparse.Namespace) -> int:
         devices = [device]
     device = devices[0]
     entries = [r.selection for r in reports if r.selection is not None]
-    failing = _now_failing(reports)
-    if entries or failing:
-        keep = {(e.kernel, e.device, e.shape) for r in reports
-                if (e := r.selection) is not None and not r.tried_portable()}  # fmt: skip
-
-        def dropped(e: SelectionEntry, variant: str) -> None:
-            warn(f"{args.selection}: entry {e.kernel} at {e.shape} on {e.device_label} removed: "
-                 f"its chosen {variant} fails now")  # fmt: skip
-
-        reused = {(e.kernel, e.device, e.shape) for r in reports
-                  if (e := r.selection) and all(o.reused for o in r.outcomes)}  # fmt: skip
-        update_selection(args.selection, entries, keep_default_for=keep, now_failing=failing,
-                         on_drop=dropped, nothing_measured=reused)  # fmt: skip
+    _update_selection(args.selection, reports, entries)
     wall = time.perf_counter() - started
     if args.plot:
         from wgslgen.tune.plot import plot_reports
@@ -223,6 +211,27 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_summary(args, reports, totals, wall, len(entries))
     return 0 if entries and not any(r.error for r in reports) else 1
+
+
+def _update_selection(
+    path: Path, reports: list[ShapeReport], entries: list[SelectionEntry]
+) -> None:
+    """Write this tune's entries into the selection file; drop the entries whose chosen
+    variant it found failing; keep those it measured nothing new for and chose the same."""
+    failing = _now_failing(reports)
+    if not entries and not failing:
+        return
+    keep = {(e.kernel, e.device, e.shape) for r in reports
+            if (e := r.selection) is not None and not r.tried_portable()}  # fmt: skip
+    reused = {(e.kernel, e.device, e.shape) for r in reports
+              if (e := r.selection) and all(o.reused for o in r.outcomes)}  # fmt: skip
+
+    def dropped(e: SelectionEntry, variant: str) -> None:
+        warn(f"{path}: entry {e.kernel} at {e.shape} on {e.device_label} removed: "
+             f"its chosen {variant} fails now")  # fmt: skip
+
+    update_selection(path, entries, keep_default_for=keep, now_failing=failing,
+                     on_drop=dropped, nothing_measured=reused)  # fmt: skip
 
 
 def _now_failing(reports: list[ShapeReport]) -> dict[tuple[str, str, str], set[str]]:

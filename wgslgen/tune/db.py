@@ -44,20 +44,17 @@ def current_versions() -> dict[str, str]:
     timed shader (the one inside wgpu-native, named by wgpu-native's version)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    try:
-        wgslgen = version("wgslgen")
-    except PackageNotFoundError:
-        wgslgen = "unknown"
-    try:
-        wgpu = version("wgpu")
-    except PackageNotFoundError:
-        wgpu = "unknown"
+    def of(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "unknown"
+
     try:
         from wgpu.backends.wgpu_native import __version__ as native
     except ImportError:
         native = "unknown"
-    naga = f"wgpu-native {native}"
-    return {"wgslgen": wgslgen, "wgpu": wgpu, "naga": naga}
+    return {"wgslgen": of("wgslgen"), "wgpu": of("wgpu"), "naga": f"wgpu-native {native}"}
 
 
 def utc_now() -> str:
@@ -314,11 +311,8 @@ class ResultsDB:
             for p in others:
                 report = _load(p)
                 if report.problems and not report.records:  # e.g. selection.json: nothing added
-                    line, why = report.problems[0]
-                    raise WgslgenError(
-                        f"cannot merge {p}: not a results file (none of its lines is a record; "
-                        f"line {line}: {why})"
-                    )
+                    first = "line {}: {}".format(*report.problems[0])
+                    raise WgslgenError(f"cannot merge {p}: not a results file ({first})")
                 problems += [(str(p), n, why) for n, why in report.problems]
                 for r in report.records:
                     line = _line(r)

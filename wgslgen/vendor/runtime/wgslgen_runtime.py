@@ -21,6 +21,7 @@ _FOLD = {
     "gt": lambda a, b: int(a > b), "ge": lambda a, b: int(a >= b),
     "eq": lambda a, b: int(a == b), "ne": lambda a, b: int(a != b),
 }  # fmt: skip
+_UNARY = {"not": lambda a: int(not a), "int": int, "float": float, "abs": abs}
 
 
 def evaluate(tree: Mapping[str, Any], scope: Mapping[str, int | float]) -> int | float:
@@ -40,14 +41,8 @@ def evaluate(tree: Mapping[str, Any], scope: Mapping[str, int | float]) -> int |
         return int(bool(evaluate(args[0], scope)) and bool(evaluate(args[1], scope)))
     if op == "or":
         return int(bool(evaluate(args[0], scope)) or bool(evaluate(args[1], scope)))
-    if op == "not":
-        return int(not evaluate(args[0], scope))
-    if op == "int":
-        return int(evaluate(args[0], scope))
-    if op == "float":
-        return float(evaluate(args[0], scope))
-    if op == "abs":
-        return abs(evaluate(args[0], scope))
+    if op in _UNARY:
+        return _UNARY[op](evaluate(args[0], scope))
     values = [evaluate(a, scope) for a in args]
     if op == "min":
         return min(values)
@@ -56,10 +51,9 @@ def evaluate(tree: Mapping[str, Any], scope: Mapping[str, int | float]) -> int |
     return _FOLD[op](*values)
 
 
-# WebGPU's default limits that a vendored variant may need more of (camelCase).
 # wgpu-py's feature names that differ from the WebGPU standard's (which the manifest uses).
 WEBGPU_FEATURE_NAMES = {"subgroup": "subgroups"}
-
+# WebGPU's default limits that a vendored variant may need more of (camelCase).
 WEBGPU_DEFAULTS = {
     "maxComputeWorkgroupStorageSize": 16384, "maxComputeInvocationsPerWorkgroup": 256,
     "maxComputeWorkgroupSizeX": 256, "maxComputeWorkgroupSizeY": 256,
@@ -287,11 +281,11 @@ HOST_DTYPES = {"f32": "float32", "f16": "float16", "pf16": "float16", "u32": "ui
                "i32": "int32"}  # fmt: skip
 
 
-def _encoding(plan: Plan, name: str) -> str:
+def _host_dtype(plan: Plan, name: str) -> str:
     if name not in plan.encodings:
         known = ", ".join(sorted(plan.encodings))
         raise ValueError(f"{plan.variant}: no caller binding {name!r}; bindings: {known}")
-    return plan.encodings[name]
+    return HOST_DTYPES[plan.encodings[name]]
 
 
 def encode(plan: Plan, name: str, values: Any) -> bytes:
@@ -299,11 +293,9 @@ def encode(plan: Plan, name: str, values: Any) -> bytes:
     plan's encoding: f16 for an f16 variant, where float32 bytes would be read as garbage."""
     import numpy as np
 
-    encoding = _encoding(plan, name)
-    flat = np.ascontiguousarray(values, dtype=HOST_DTYPES[encoding]).reshape(-1)
-    if encoding == "pf16" and flat.size % 2:
-        flat = np.concatenate([flat, np.zeros(1, dtype=flat.dtype)])
-    return flat.tobytes()
+    flat = np.ascontiguousarray(values, dtype=_host_dtype(plan, name)).reshape(-1)
+    odd = plan.encodings[name] == "pf16" and flat.size % 2  # pairs: the last word padded
+    return (np.append(flat, flat.dtype.type(0)) if odd else flat).tobytes()
 
 
 def decode(plan: Plan, name: str, data: bytes | memoryview, count: int | None = None) -> Any:
@@ -311,8 +303,7 @@ def decode(plan: Plan, name: str, data: bytes | memoryview, count: int | None = 
     its host dtype, the first ``count`` values when given."""
     import numpy as np
 
-    values = np.frombuffer(data, dtype=HOST_DTYPES[_encoding(plan, name)])
-    return values[:count] if count is not None else values
+    return np.frombuffer(data, dtype=_host_dtype(plan, name))[:count]
 
 
 def _check_buffers(
