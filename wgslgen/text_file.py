@@ -11,9 +11,9 @@ from wgslgen.errors import WgslgenError
 class UnreadableText(WgslgenError):
     """A file that cannot be read as UTF-8 text; ``reason`` says why without the path."""
 
-    def __init__(self, path: Path, where: str, reason: str) -> None:
-        super().__init__(f"{path}{where}: {reason}")
-        self.reason = f"{reason} (at {where.lstrip(':')})" if where else reason
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def read_user_text(path: Path) -> str:
@@ -21,12 +21,13 @@ def read_user_text(path: Path) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise UnreadableText(path, "", f"cannot read: {exc.strerror or exc}") from None
+        why = exc.strerror or str(exc)
+        raise UnreadableText(f"{path}: cannot read: {why}", why) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         before = data[: exc.start]
         line = before.count(b"\n") + 1
         col = exc.start - (before.rfind(b"\n") + 1) + 1
-        reason = f"not UTF-8 text (byte 0x{data[exc.start]:02x})"
-        raise UnreadableText(path, f":{line}:{col}", reason) from None
+        why = f"not UTF-8 text (byte 0x{data[exc.start]:02x})"
+        raise UnreadableText(f"{path}:{line}:{col}: {why}", f"{why} (at {line}:{col})") from None

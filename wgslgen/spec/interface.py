@@ -77,6 +77,17 @@ class UniformLayout:
     fields: tuple[UniformField, ...]
     size: int
 
+    def refusal(self, values: Mapping[str, Any]) -> str | None:
+        """Why ``values`` cannot be packed: a fraction for an integer field, a negative u32."""
+        for f in self.fields:
+            value = values.get(f.name)
+            if f.type not in ("u32", "i32") or value is None:
+                continue
+            if isinstance(value, float) or (f.type == "u32" and value < 0):
+                why = "is not an integer" if isinstance(value, float) else "is negative"
+                return f"{f.name} = {value} {why} (the uniform's {f.name} is {f.type})"
+        return None
+
     def pack(self, values: Mapping[str, Any]) -> bytes:
         """Pack ``values`` (by field name; padding is zero) with this layout."""
         out = bytearray(self.size)

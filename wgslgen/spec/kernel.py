@@ -126,20 +126,8 @@ class KernelSpec:
 
     def check_shape_values(self, shape: Mapping[str, Any]) -> None:
         """Refuse a value the uniform cannot hold: a fraction in an integer, a negative u32."""
-        for f in self.uniform.fields if self.uniform else ():
-            value = shape.get(f.name)
-            if f.type not in ("u32", "i32") or value is None:
-                continue
-            if isinstance(value, float):
-                why = "is not an integer"
-            elif f.type == "u32" and value < 0:
-                why = "is negative"
-            else:
-                continue
-            raise WgslgenError(
-                f"kernel {self.name}: shape {format_shape(shape)}: {f.name} = {value} "
-                f"{why} (the uniform's {f.name} is {f.type})"
-            )
+        if self.uniform and (why := self.uniform.refusal(shape)):
+            raise WgslgenError(f"kernel {self.name}: shape {format_shape(shape)}: {why}")
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``; an unknown name lists the valid ones."""

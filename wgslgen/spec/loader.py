@@ -347,9 +347,6 @@ def _expressions(texts: list[str], path: Path, loc: tuple[str | int, ...], scope
 
 
 def _parse_shapes(shapes: list[dict[str, Any]], problem, uniform, path: Path, section: str):
-    integers = (
-        {f.name: f.type for f in uniform.fields if f.type in ("u32", "i32")} if uniform else {}
-    )
     for i, shape in enumerate(shapes):
         where = _at(path, section, "shapes", i)
         if problem is not None:
@@ -361,10 +358,8 @@ def _parse_shapes(shapes: list[dict[str, Any]], problem, uniform, path: Path, se
                 raise WgslgenError(
                     f"{where} must set exactly {', '.join(problem.sizes)}; {'; '.join(what)}"
                 )
-        for key in sorted(set(integers) & set(shape)):
-            value, kind = shape[key], integers[key]
-            if isinstance(value, float) or (kind == "u32" and value < 0):
-                raise WgslgenError(f"{where}: {key} = {value} does not fit the uniform's {kind}")
+        if uniform and (why := uniform.refusal(shape)):
+            raise WgslgenError(f"{where}: {why}")
         yield dict(shape)  # integers stay int; a float parameter (e.g. eps) stays float
 
 
