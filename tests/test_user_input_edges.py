@@ -198,6 +198,8 @@ def test_vendor_warns_about_unreadable_results_lines(here: Path, capsys) -> None
     assert re.search(r"results\.jsonl:1: .*; unreadable record skipped", text), text
     assert "has no device facts in results.jsonl" in text
     assert "line(s) of it could not be read" in text
+    manifest = (here / "wgk" / "manifest.json").read_text(encoding="utf-8")
+    assert "results.jsonl:1:" in manifest and str(here) not in manifest  # no machine's path
 
 
 # 5. A fractional value for a u32 size.

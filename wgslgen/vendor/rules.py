@@ -36,7 +36,7 @@ class TuningFacts:
     samples: dict[tuple[str, str, str], int] = field(default_factory=dict)  # (sha, device, shape)
     # (kernel, device, shape) -> every variant measured ok there, fastest first
     timings: dict[tuple[str, str, str], list[Choice]] = field(default_factory=dict)
-    unreadable: list[str] = field(default_factory=list)  # "file:line: why" of skipped lines
+    unreadable: list[str] = field(default_factory=list)  # "results.jsonl:line: why", skipped
 
 
 def tuning_facts(results_path: Path) -> TuningFacts:
@@ -45,7 +45,8 @@ def tuning_facts(results_path: Path) -> TuningFacts:
     if not results_path.is_file():
         return facts
     loaded = ResultsDB(results_path).load()
-    facts.unreadable = [f"{results_path}:{n}: {why}" for n, why in loaded.problems]
+    # By name: these go into the manifest, which must not depend on where the project sits.
+    facts.unreadable = [f"{results_path.name}:{n}: {why}" for n, why in loaded.problems]
     for r in latest(loaded.records):
         facts.infos.setdefault(r.key.device, r.device_info)
         if r.measurement is not None and r.status == "ok":
