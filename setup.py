@@ -1,16 +1,17 @@
 """Packages and their data files for setuptools (everything else is in pyproject.toml).
 
-pyproject.toml cannot combine package discovery with an extra mapped package, so the
-wgslgen* folders are found here and wgslgen._bundled (the top-level templates/ folder,
-mapped in [tool.setuptools.package-dir]) is added to them. Every folder is a package of its
-own, data-only ones included: setuptools warns about each importable folder (any folder) that
-a distribution leaves out. The data files are listed here too, because package-data given in
-pyproject.toml would replace, not extend, the lists made here.
+pyproject.toml cannot combine package discovery with extra mapped packages, so the wgslgen*
+folders are found here and wgslgen._bundled and wgslgen._docs (the top-level templates/ and
+docs/ folders, mapped in [tool.setuptools.package-dir]) are added to them. Every folder is a
+package of its own, data-only ones included: setuptools warns about each importable folder
+(any folder) that a distribution leaves out. The data files are listed here too, because
+package-data given in pyproject.toml would replace, not extend, the lists made here.
 """
 
 from setuptools import find_namespace_packages, setup
 
 BUNDLED = "wgslgen._bundled"
+DOCS = "wgslgen._docs"  # the top-level docs/ folder (`wgslgen docs`)
 # What a kernel folder ships: its spec, templates, trusted reference code, WGSL and notes.
 KERNEL_FILES = ["*.toml", "*.j2", "*.py", "*.wgsl", "*.md"]
 WGSLGEN_FILES = {
@@ -32,6 +33,8 @@ kernel_folders = [
     for name in find_namespace_packages(where="templates", exclude=["*__pycache__*"])
 ]
 setup(
-    packages=[*wgslgen_folders, BUNDLED, *kernel_folders],
-    package_data=WGSLGEN_FILES | {package: KERNEL_FILES for package in [BUNDLED, *kernel_folders]},
+    packages=[*wgslgen_folders, BUNDLED, *kernel_folders, DOCS],
+    package_data=WGSLGEN_FILES
+    | {package: KERNEL_FILES for package in [BUNDLED, *kernel_folders]}
+    | {DOCS: ["*.md"]},
 )

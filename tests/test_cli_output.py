@@ -92,6 +92,8 @@ def test_every_json_object_has_the_documented_keys(
         "db merge": ["db", "merge", "--json", "--db", str(db), str(other)],
         "db prune": ["db", "prune", "--json", "--dry-run", "--db", str(db), *scale],
         "build --check": ["build", "--json", "--check", *scale, "--out", str(tmp_path / "g")],
+        "docs": ["docs", "--json"],
+        "docs TOPIC": ["docs", "--json", "fleet"],
     }  # fmt: skip
     for name, argv in runs.items():
         code = main(argv)
@@ -306,3 +308,13 @@ def test_commands_say_which_wgsl_entries_they_could_not_read(
         err = capsys.readouterr().err
         assert f"warning: {shaders / 'gone.wgsl'}: cannot read: a symbolic link to" in err, err
     assert (tmp_path / "gen" / "good" / "good.wgsl").is_file()  # the rest is built
+
+
+def test_docs_prints_a_document_and_names_the_topics_for_an_unknown_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["docs", "Kernel-Format.md"]) == 0  # any case, with or without .md
+    assert capsys.readouterr().out == (ROOT / "docs" / "kernel-format.md").read_text()
+    assert main(["docs", "kernel-formats"]) == 2
+    err = capsys.readouterr().err
+    assert "no document 'kernel-formats'" in err and "json-output, kernel-format" in err

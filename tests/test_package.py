@@ -22,7 +22,7 @@ from wgslgen.cli import main
 
 from .conftest import GOOD_KERNELS, ROOT
 
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "wgslgen", "templates")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "wgslgen", "templates", "docs")
 
 
 def _run(
@@ -124,6 +124,16 @@ def test_installed_wgslgen_lists_validates_with_naga_and_tests_on_lavapipe(insta
     assert {r["variant"] for r in results} == {"attention_bwd_dq__wg64_mh1024_sf32_wf32"}
     assert {r["status"] for r in results} == {"pass"}
     assert "lavapipe" in out or "llvmpipe" in out
+
+
+def test_installed_wgslgen_prints_the_reference_documents(installed) -> None:
+    # The starter and hints name `wgslgen docs TOPIC`: a pip user has no docs/ folder.
+    wgslgen, env, _ = installed
+    work = wgslgen.parents[2] / "elsewhere"
+    listing = json.loads(_run([str(wgslgen), "docs", "--json"], work, env))
+    assert set(listing["topics"]) == {p.stem for p in (ROOT / "docs").glob("*.md")}
+    text = _run([str(wgslgen), "docs", "kernel-format"], work, env)
+    assert text == (ROOT / "docs" / "kernel-format.md").read_text()
 
 
 def test_installed_wgslgen_user_project_imports_lib_macros(installed) -> None:

@@ -18,8 +18,8 @@ selection = "tuning/selection.json"
 """
 
 KERNEL_TOML = """\
-# RMSNorm over the last axis: y = x * w / sqrt(mean(x^2) + eps). docs/kernel-format.md has
-# every key; the JSON Schema (wgslgen/spec/kernel.schema.json) gives editors completion.
+# RMSNorm over the last axis: y = x * w / sqrt(mean(x^2) + eps). `wgslgen docs kernel-format`
+# has every key; the JSON Schema (wgslgen/spec/kernel.schema.json) gives editors completion.
 [kernel]
 name = "rmsnorm"
 description = "RMSNorm over rows: y = x * w / sqrt(mean(x^2) + eps), one workgroup per row."

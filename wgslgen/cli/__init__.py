@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "cmd_tune",
     "cmd_db",
     "cmd_vendor",
+    "cmd_docs",
     "cmd_completion",
 )
 

@@ -151,7 +151,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
         metavar="ADDRESS",
         help="measure on a Ray cluster (needs wgslgen[ray]): without ADDRESS a local Ray "
         "instance, 'auto' the cluster this machine joined, or HOST:PORT; every node's device "
-        "fills the database (see docs/fleet.md)",
+        "fills the database (wgslgen docs fleet)",
     )
 
 

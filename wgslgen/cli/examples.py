@@ -57,6 +57,11 @@ EXAMPLES = {
   wgslgen vendor --out ../app/src/kernels --lang rust
   wgslgen vendor --check ../app/src/kernels     # exit 1 if it differs from a fresh vendor
 """,
+    "docs": """\
+  wgslgen docs                    # the documents and their titles
+  wgslgen docs kernel-format      # every kernel.toml key, the _lib macros, a worked example
+  wgslgen docs json-output --json | jq -r .markdown
+""",
     "completion": """\
   eval "$(wgslgen completion bash)"          # in ~/.bashrc
   wgslgen completion zsh > ~/.zfunc/_wgslgen
