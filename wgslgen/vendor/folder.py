@@ -81,6 +81,18 @@ def write(plan: VendorPlan, out: Path) -> list[str]:
             "vendored files with yours (choose an empty or new folder)",
             option="out",
         )
+    theirs = [
+        rel
+        for rel in sorted(plan.files)
+        if rel != MANIFEST and rel not in old and (out / rel).is_file()
+        and (out / rel).read_bytes() != plan.files[rel]
+    ]  # fmt: skip
+    if theirs and old:
+        raise WgslgenError(
+            f"{out}: {', '.join(theirs)} not written by wgslgen (the manifest does not list "
+            "it), and this vendor would replace it: move it elsewhere first",
+            option="out",
+        )
     changed = []
     for rel in sorted(plan.files, key=lambda p: p == MANIFEST):
         path = out / rel

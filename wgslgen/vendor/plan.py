@@ -24,6 +24,7 @@ from wgslgen.vendor.models import SCHEMA_VERSION, Manifest, schema_text
 GENERATOR = f"wgslgen {__version__}"
 MANIFEST = "manifest.json"
 SCHEMA = "manifest.schema.json"
+README = "README.md"
 LANGS = ("rust", "ts", "py")
 
 
@@ -147,6 +148,9 @@ def plan_vendor(
         "inputs": inputs or {},
     }
     _add_bindings(plan, langs, package)
+    from wgslgen.vendor.readme import readme_text
+
+    plan.files[README] = readme_text(plan.manifest, langs, package).encode()
     plan.manifest["files"] = {
         p: hashlib.sha256(b).hexdigest() for p, b in sorted(plan.files.items())
     }
