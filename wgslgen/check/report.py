@@ -159,8 +159,11 @@ def _in_users_file(r: VariantResult, detail: str, line: int | None) -> str:
     """A compiler's text about a plain file's rendering, told of the file itself: the
     rendering's name and line numbers (its code frame's too) moved back by the header."""
     shift = line - (_file_line(r, line) or line) if line else 0
+    # naga names the rendering's path; wgpu-native calls the module `wgsl`; Tint names
+    # none (":5:60 error: ...").
+    named = rf"(?:{re.escape(r.rendered.relpath)}|(?<![\w./])wgsl|(?<![\w./:]))"
     detail = re.sub(
-        re.escape(r.rendered.relpath) + r":(\d+)",
+        named + r":(\d+)(?=:\d+|\b)",
         lambda m: f"{r.file}:{max(1, int(m[1]) - shift)}",
         detail,
     )

@@ -17,7 +17,14 @@ from wgslgen.check.transpile import (
 )
 from wgslgen.check.transpile_ledger import check_folder
 from wgslgen.cli.kernels import selected_kernels
-from wgslgen.cli.output import add_common_options, console, emit_json, print_table, progress
+from wgslgen.cli.output import (
+    add_common_options,
+    clipped_frame,
+    console,
+    emit_json,
+    print_table,
+    progress,
+)
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.renderer import RenderedVariant, render_families
 
@@ -114,7 +121,7 @@ def _print_report(report: TranspileReport) -> None:
         )
         detail = details.get((names[0], target), "")
         if detail and detail.strip() != message:
-            console.print("\n".join("      " + ln for ln in detail.splitlines()[:12]), markup=False)
+            console.print(clipped_frame(detail), markup=False)
     if report.skipped:
         console.print(
             f"{len(report.skipped)} rendering(s) for Tint/Dawn not translated "

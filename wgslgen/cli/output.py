@@ -92,6 +92,33 @@ def print_adapter(info: dict[str, Any], json_mode: bool = False, extra: str = ""
         )
 
 
+FRAME_WIDTH = 160  # columns of a compiler's quoted source line shown around its caret
+
+
+def clipped_frame(detail: str, max_lines: int = 12, width: int = FRAME_WIDTH) -> str:
+    """A compiler's diagnostic for people: its first lines, indented, each quoted source line
+    cut to ``width`` columns around the caret under it (a one-line file can be 10 KB)."""
+    lines = detail.splitlines()[:max_lines]
+    start = 0  # the left cut of the source line above a caret line, kept for that caret line
+    for i, line in enumerate(lines):
+        if len(line) <= width and not (start and "^" in line):
+            start = 0
+            continue
+        below = lines[i + 1] if i + 1 < len(lines) else ""
+        if "^" in line and start:  # a caret line under a cut source line
+            cut = start
+        else:
+            caret = below.find("^") if "^" in below else 0
+            cut = max(0, caret - width // 2)
+        gutter = line.find("│ ") + 2 if "│ " in line[:12] else 0
+        cut = max(cut, gutter)
+        head = line[:gutter] + ("…" if cut > gutter else "")
+        tail = "…" if len(line) > cut + width else ""
+        lines[i] = head + line[cut : cut + width] + tail
+        start = cut if "^" not in line else 0
+    return "\n".join("      " + line for line in lines)
+
+
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     """A table for people. Every title and cell is plain text, never rich markup (a kernel
     name, path or message may hold [brackets])."""

@@ -8,7 +8,7 @@ from typing import Any
 from rich.markup import escape
 
 from wgslgen.check.validate import ValidationReport, VariantResult, is_limit_failure
-from wgslgen.cli.output import console, print_table
+from wgslgen.cli.output import clipped_frame, console, print_table
 
 IMPLEMENTATIONS = ("naga", "tint")  # --require names besides the limit profiles
 
@@ -130,6 +130,6 @@ def _print_diagnostics(report: ValidationReport) -> None:
             + (f"  --> template {escape(d.template)}\n" if d.template else "")
             + f"  in {len(d.variants)} variant(s): {escape(shown)}"
         )
-        detail = "\n".join("      " + line for line in d.detail.splitlines()[:12])
+        detail = clipped_frame(d.detail)
         if detail:
             console.print(detail, markup=False)
