@@ -205,12 +205,17 @@ def test_vendor_warns_about_unreadable_results_lines(here: Path, capsys) -> None
 # 5. A fractional value for a u32 size.
 
 
-def test_test_refuses_a_fractional_u32_size_before_the_device(
+def test_test_and_tune_refuse_a_fractional_u32_size_before_the_device(
     here: Path, capsys, no_device: None
 ) -> None:
     code, out, err = cli(capsys, "test", *DQ_SPLIT)  # Reached: it got to the device
     assert code == 2, out + err
     assert "history_len = 1.5 is not an integer" in err
+    code, out, err = cli(capsys, "tune", *DQ_SPLIT, "--db", str(here / "r.jsonl"),
+                         "--selection", str(here / "s.json"))  # fmt: skip
+    assert code == 2, out + err  # Reached: tune started the adapter first
+    assert "history_len = 1.5 is not an integer" in err
+    assert not (here / "r.jsonl").exists() and not (here / "s.json").exists()
 
 
 def test_check_shape_values_refuses_what_the_uniform_cannot_hold() -> None:

@@ -169,6 +169,10 @@ def run(args: argparse.Namespace) -> int:
     if args.selection.exists():
         read_selection(args.selection)  # refuse a broken file before spending time
     overrides = parse_overrides(args.set)
+    for spec in kernels:  # a shape the uniform cannot hold: before the adapter starts
+        for shape in args.shape or []:
+            if spec.problem is not None and set(shape) == set(spec.problem.sizes):
+                spec.check_shape_values(shape)
     options = _options(args)
     if args.ray is not None:
         from wgslgen.tune.fleet import import_ray
