@@ -125,6 +125,32 @@ def test_a_template_with_its_own_declarations_is_compared(capsys, tmp_path: Path
         ]
 
 
+def test_a_binding_beside_interface_is_named_and_never_vendored(capsys, tmp_path: Path) -> None:
+    # {{ interface }} declares what kernel.toml says; one more binding written after it is
+    # what test and the vendored runtimes cannot bind ("not available in the pipeline layout").
+    kernel = tmp_path / "kernels" / "scale"
+    shutil.copytree(SCALE, kernel)
+    template = kernel / "scale.wgsl.j2"
+    extra = "@group(0) @binding(3) var<storage, read> bias: array<f32>;\n"
+    text = template.read_text(encoding="utf-8").replace(
+        "{{ interface }}\n", "{{ interface }}\n" + extra
+    )
+    template.write_text(text.replace("y[i] = ", "y[i] = bias[i] + "), encoding="utf-8")
+    code, report, _ = _validate(capsys, "--templates", str(kernel.parent), "--set", "wg=64")
+    assert code == 1
+    assert report["summary"]["interface_mismatches"] == len(report["results"]) > 0
+    for result in report["results"]:
+        assert result["interface"]["mismatches"] == [
+            "`bias` at @group(0) @binding(3) is not in kernel.toml"
+        ]
+    out = tmp_path / "app" / "k"
+    code = main(["vendor", "--out", str(out), "--lang", "py", "--templates", str(kernel.parent)])
+    assert code == 2 and not out.exists()
+    assert (
+        "sf32: differs from kernel.toml: `bias` at @group(0) @binding(3)" in capsys.readouterr().err
+    )
+
+
 def test_every_bundled_rendering_matches_its_kernel() -> None:
     from wgslgen.spec.loader import discover
 

@@ -16,7 +16,7 @@ from wgslgen.check.wgsl_reader import Module, strip_comments
 from wgslgen.errors import WgslgenError
 from wgslgen.spec.interface import Binding, Interface, UniformLayout
 
-__all__ = ["interface_mismatches"]
+__all__ = ["declares_only", "interface_mismatches"]
 
 Declared = dict[tuple[int, int], tuple[str, str, Any]]  # (group, binding) -> space, name, type
 
@@ -46,6 +46,18 @@ def interface_mismatches(
         if (group, number) not in known:
             out.append(f"`{name}` at @group({group}) @binding({number}) is not in kernel.toml")
     return out
+
+
+_BINDING_ATTRIBUTE = re.compile(r"@\s*binding\s*\(")
+
+
+def declares_only(source: str, interface: Interface) -> bool:
+    """Whether ``source`` declares exactly ``interface``: it holds the declarations text that
+    `{{ interface }}` renders, and no other binding beside it (then no check is needed)."""
+    declarations = interface.declarations()
+    if declarations not in source:
+        return False
+    return not _BINDING_ATTRIBUTE.search(strip_comments(source.replace(declarations, "", 1)))
 
 
 # Without a leading \b: Python's re then scans at C speed (the word start is checked below).

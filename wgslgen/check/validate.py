@@ -22,7 +22,7 @@ from typing import Any
 from wgslgen.check import tint_rules, verdict_cache
 from wgslgen.check.engines import ENGINES, get_engine
 from wgslgen.check.engines.base import ShaderInput, Verdict, contiguous_shares
-from wgslgen.check.interface_check import interface_mismatches
+from wgslgen.check.interface_check import declares_only, interface_mismatches
 from wgslgen.check.limits import LimitProfile, check_directives, check_passes
 from wgslgen.check.report import ValidationReport, file_path
 from wgslgen.check.source_guards import nul_refusals
@@ -148,10 +148,9 @@ def _prepare(
     res.facts = facts
     if expected is None and not spec.plain:
         expected = (spec.name, rendered.variant.interface)
-    # A template that writes {{ interface }} declares exactly what kernel.toml says.
     if expected:
         res.interface_of = expected[0]
-        if expected[1].declarations() not in rendered.source:
+        if not declares_only(rendered.source, expected[1]):
             res.expected = expected[1]
     missing = sorted(
         {n for f in facts.values() for n in (*f.needs_overrides, *f.unset_overrides)}

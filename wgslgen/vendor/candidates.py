@@ -67,6 +67,8 @@ def _validate(renderings: list[RenderedVariant], engines: Sequence[str] | None) 
         errors = res.compile_errors()
         if errors:
             ok, why = False, f"{errors[0].engine}: {errors[0].message}"
+        elif res.interface:  # the runtime binds what kernel.toml says: it would not bind
+            ok, why = False, f"differs from kernel.toml: {res.interface[0]}"
         elif not any(res.fits(p.name) for p in profiles):
             reasons = "; ".join(res.profiles.get("webgpu", []))
             ok, why = False, f"fits no limit profile (webgpu: {reasons})"
@@ -230,8 +232,13 @@ def _choose_fallbacks(kernels, engines, verdicts) -> dict[str, tuple[str, list[R
     for spec in kernels:
         found = _first(spec, is_portable, engines, verdicts)
         if found is None:
+            refused = [(n, v[1]) for n, v in verdicts.items() if not v[0]]
+            first = next(
+                (f"; {n}: {why}" for n, why in refused if n.startswith(spec.name + "__")), ""
+            )
             raise WgslgenError(
-                f"kernel {spec.name}: no variant is portable (no optional feature, fits webgpu)"
+                f"kernel {spec.name}: no variant is portable (no optional feature, fits webgpu,"
+                f" compiles, matches kernel.toml){first}"
             )
         out[spec.name] = (found[0].name, found[1])
         wide = _first(spec, _fits_webgpu, engines, verdicts)
