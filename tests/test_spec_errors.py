@@ -229,3 +229,63 @@ def test_a_misspelled_import_names_the_template_line(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{folder / 'scale.wgsl.j2'}:1: template '_lib/reduc.wgsl.j2' not found"
     )
+
+
+def test_a_derived_value_may_not_replace_a_size_nor_a_binding_name_repeat(tmp_path) -> None:
+    # A derived `cols` silently replaced the caller's cols (reports named a shape never run);
+    # two bindings named `x` failed only later, as a compile error per variant.
+    import shutil
+
+    from wgslgen.spec.loader import load_kernel
+
+    from .conftest import GOOD_KERNELS
+
+    kernel = tmp_path / "scale"
+    shutil.copytree(GOOD_KERNELS / "scale", kernel)
+    toml = kernel / "kernel.toml"
+    original = toml.read_text()
+    toml.write_text(original.replace('derived = { alpha = "2.0" }', 'derived = { n = "n * 2" }'))
+    line = toml.read_text().splitlines().index('derived = { n = "n * 2" }') + 1
+    with pytest.raises(
+        WgslgenError,
+        match=rf"kernel.toml:{line}: \[problem\]\.derived\.n: 'n' is already a problem size",
+    ):
+        load_kernel(kernel)
+    toml.write_text(original.replace('name = "y"', 'name = "x"', 1))
+    with pytest.raises(
+        WgslgenError, match=r"kernel.toml:\d+: binding\[1\]\.name 'x' names two bindings"
+    ):
+        load_kernel(kernel)
+
+
+@pytest.mark.parametrize(
+    ("size", "op", "message"),
+    [
+        ("96", "'sum'", "block_reduce: size 96 is not a power of two"),
+        ("64", "'min'", "block_reduce: op must be 'sum' or 'max', not min"),
+    ],
+)
+def test_block_reduce_refuses_what_it_would_render_wrong(
+    tmp_path, capsys, size: str, op: str, message: str
+) -> None:
+    # It rendered a wrong tree for 96 threads and a sum for 'min', with no error at all.
+    import shutil
+
+    from wgslgen.cli import main
+
+    from .conftest import GOOD_KERNELS
+
+    kernel = tmp_path / "kernels" / "scale"
+    shutil.copytree(GOOD_KERNELS / "scale", kernel)
+    template = kernel / "scale.wgsl.j2"
+    call = (
+        '{% import "_lib/reduce.wgsl.j2" as red %}\n'
+        f"var<workgroup> buf: array<f32, {size}>;\n"
+        f"{{{{ red.block_reduce('total', 'buf', {size}, {op}) }}}}\n"
+    )
+    template.write_text(call + template.read_text())
+    out = tmp_path / "gen"
+    argv = ["build", "--no-validate", "--templates", str(kernel.parent), "--out", str(out)]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()

@@ -274,6 +274,9 @@ def _parse_bindings(
                 f"{where} ({b.name}): @group({b.group}) @binding({number}) is already "
                 f"{taken[(b.group, number)]!r}"
             )
+        names = set(taken.values())
+        if b.name in names:
+            raise WgslgenError(f"{_at(path, 'binding', i, 'name')} {b.name!r} names two bindings")
         taken[(b.group, number)] = b.name
         next_binding = number + 1
         if b.type not in ENCODINGS and b.type.isidentifier() and b.type not in axis_names:
@@ -306,6 +309,8 @@ def _parse_problem(
     derived = []
     for name, text in table.derived.items():
         where = _at(path, "problem", "derived", name)
+        if name in sizes:  # it would replace the value the caller's shape gives
+            raise WgslgenError(f"{where}: {name!r} is already a problem size; name it otherwise")
         derived.append((name, compile_expression(text, where, scope)))
         scope.append(name)
     if uniform is not None:
