@@ -145,12 +145,13 @@ def _owner(new: BuildPlan, out: Path, kernels: Sequence[str], partial: bool):
 
     ``--set`` owns the files it renders and those of variants its kernels no longer have;
     ``--kernel`` those kernels; a full build the
-    kernels it renders and the kernels of its own template sets whose spec is gone. Kernels
-    from other template sets are never removed.
+    kernels it renders and the kernels of its own template sets whose spec is gone or now
+    defines another kernel (renamed). Kernels from other template sets are never removed.
     """
     built = set(new.manifest["kernels"])
     roots = {_source_root(_source_file(s)) for s in new.specs}
     out_r = out.resolve()
+    now_defines = {_source_file(s).resolve() for s in new.specs}
 
     def kernel_owned(name: str, old_kernel: Mapping[str, Any]) -> bool:
         if name in built:
@@ -159,7 +160,8 @@ def _owner(new: BuildPlan, out: Path, kernels: Sequence[str], partial: bool):
         if kernels or not isinstance(source, str):
             return False
         path = (out_r / source).resolve()
-        return _source_root(path) in roots and not path.exists()
+        # Gone, or its kernel.toml now names another kernel (a renamed kernel).
+        return _source_root(path) in roots and (not path.exists() or path in now_defines)
 
     specs = {s.name: s for s in new.specs}
 

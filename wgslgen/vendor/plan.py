@@ -47,8 +47,11 @@ def provenance(r: RenderedVariant, template_sha: str) -> str:
     )
 
 
-def _load_selection(path: Path | None, known: Sequence[str]) -> list[SelectionEntry]:
-    """The selection's entries; one naming a kernel that exists nowhere is an error."""
+def _load_selection(
+    path: Path | None, known: Sequence[str], strict: bool, plan: VendorPlan
+) -> list[SelectionEntry]:
+    """The selection's entries; those naming a kernel that exists nowhere (renamed, removed)
+    are dropped with a warning, or are an error with ``strict``."""
     if path is None:
         return []
     try:
@@ -65,8 +68,13 @@ def _load_selection(path: Path | None, known: Sequence[str]) -> list[SelectionEn
     entries = read_selection(path)
     unknown = sorted({e.kernel for e in entries} - {*known, *(k.name for k in _all_kernels())})
     if unknown:
-        raise WgslgenError(f"{path}: names unknown kernel(s) {', '.join(unknown)}")
-    return entries
+        message = f"{path}: names unknown kernel(s) {', '.join(unknown)}"
+        if strict:
+            raise WgslgenError(message, hint="re-run `wgslgen tune` or remove their entries")
+        # by file name: the manifest must not depend on where the project sits
+        plan.warnings.append(f"{path.name}: names unknown kernel(s) {', '.join(unknown)}; "
+                             "their entries skipped")  # fmt: skip
+    return [e for e in entries if e.kernel not in unknown]
 
 
 def _kernel_entries(
@@ -123,7 +131,7 @@ def plan_vendor(
     ``known``: every kernel of the templates, also those not vendored (``--kernel``): the
     selection may name them."""
     plan = VendorPlan()
-    entries = _load_selection(selection, [*known, *(k.name for k in kernels)])
+    entries = _load_selection(selection, [*known, *(k.name for k in kernels)], strict, plan)
     facts = rl.tuning_facts(selection.parent / "results.jsonl") if selection else rl.TuningFacts()
     plan.warnings += [f"{line}; unreadable record skipped" for line in facts.unreadable]
     chosen, verdicts, fallbacks, widening = choose(

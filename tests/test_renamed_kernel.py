@@ -1,0 +1,51 @@
+"""A kernel renamed in its kernel.toml: a full build removes the old name's files (and only
+those: wgslgen's manifest lists them), and vendor skips the selection's entries of the old
+name with a warning (an error with --strict) instead of refusing everything."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wgslgen.cli import main
+
+from .conftest import GOOD_KERNELS
+
+FAST = ["--l2-bytes", "1M", "--rounds", "3", "--adapter", "cpu", "--shape", "n=1000"]
+
+
+def test_a_renamed_kernel_leaves_no_stale_files_and_vendor_skips_its_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(GOOD_KERNELS / "scale", tmp_path / "kernels" / "scale")
+    Path("wgslgen.toml").write_text('templates = ["kernels"]\nbundled = false\n')
+    assert main(["build", "--no-validate"]) == 0
+    Path("generated/NOTES.txt").write_text("mine")
+    tune = ["tune", "--kernel", "scale", "--set", "s=f32", "--set", "wg=32", "--set", "wg=64"]
+    assert main([*tune, *FAST]) == 0
+    assert "scale" in Path("tuning/selection.json").read_text()
+    toml = Path("kernels/scale/kernel.toml")
+    renamed = 'name = "scale2"\ntemplate = "scale.wgsl.j2"'
+    toml.write_text(toml.read_text().replace('name = "scale"', renamed, 1))
+    capsys.readouterr()
+
+    assert main(["build", "--check", "--no-validate"]) == 1
+    assert "extra" in capsys.readouterr().out
+    assert main(["build", "--no-validate"]) == 0
+    assert sorted(p.name for p in Path("generated").iterdir()) == [
+        "NOTES.txt", "manifest.json", "scale2"
+    ]  # fmt: skip
+    assert set(json.loads(Path("generated/manifest.json").read_text())["kernels"]) == {"scale2"}
+
+    capsys.readouterr()
+    assert main(["vendor", "--out", "app/k", "--lang", "py", "--strict"]) == 2
+    assert "names unknown kernel(s) scale" in capsys.readouterr().err
+    assert main(["vendor", "--out", "app/k", "--lang", "py"]) == 0
+    assert "names unknown kernel(s) scale; their entries skipped" in capsys.readouterr().out
+    manifest = json.loads(Path("app/k/manifest.json").read_text())
+    assert set(manifest["kernels"]) == {"scale2"}
+    assert str(tmp_path) not in json.dumps(manifest["warnings"])
