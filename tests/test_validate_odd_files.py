@@ -131,3 +131,68 @@ def test_files_without_a_compute_entry_point_say_what_they_hold(capsys, tmp_path
         "only compute pipelines are built"
     ]
     assert results["good.wgsl"]["problems"] == []
+
+
+def test_a_pipe_and_a_link_to_a_device_are_reported_without_being_opened(tmp_path: Path) -> None:
+    # Naming them used to open them: a pipe waited for a writer forever, /dev/zero filled memory.
+    (tmp_path / "good.wgsl").write_text(GOOD, encoding="utf-8")
+    os.mkfifo(tmp_path / "pipe.wgsl")
+    (tmp_path / "zero.wgsl").symlink_to("/dev/zero")
+    done = subprocess.run(
+        [sys.executable, "-m", "wgslgen", "validate", "--json", "--engines", "naga",
+         "--templates", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    results = {Path(r["file"]).name: r["problems"] for r in json.loads(done.stdout)["results"]}
+    assert results == {
+        "good.wgsl": [],
+        "pipe.wgsl": ["cannot read: not a regular file"],
+        "zero.wgsl": ["cannot read: not a regular file"],
+    }
+    assert done.returncode == 1
+
+
+def test_a_folder_that_cannot_be_read_is_one_problem_not_the_end(
+    capsys, tmp_path: Path, monkeypatch
+) -> None:
+    (tmp_path / "good.wgsl").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "private").mkdir()
+    real_is_file = Path.is_file
+
+    def is_file(self: Path) -> bool:  # a folder without search permission (tests run as root)
+        if self.parent.name == "private":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_file(self)
+
+    monkeypatch.setattr(Path, "is_file", is_file)
+    code, results = validate_json(capsys, tmp_path)
+    assert code == 1
+    assert results["private"]["problems"] == ["cannot read: a folder: Permission denied"]
+    assert all(v["ok"] for v in results["good.wgsl"]["engines"].values())
+    # every other command names the folder (it used to name a kernel.toml that is not there)
+    assert main(["list", "--templates", str(tmp_path)]) == 2
+    assert f"{tmp_path / 'private'}: cannot be read: Permission denied" in capsys.readouterr().err
+
+
+def test_shaders_the_folder_layout_passes_over_are_named(capsys, tmp_path: Path) -> None:
+    (tmp_path / "good.wgsl").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "_lib").mkdir()
+    (tmp_path / "_lib" / "macros.wgsl.j2").write_text("")
+    for name in ("sub/a.wgsl", "_util.wgsl", ".hidden.wgsl", "UPPER.WGSL"):
+        (tmp_path / name).write_text("fn main( {}\n", encoding="utf-8")
+    code = main(["validate", "--json", "--templates", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert [Path(r["file"]).name for r in json.loads(out)["results"]] == ["good.wgsl"]
+    assert code == 0
+    for name, why in [
+        ("sub", "a folder of 1 .wgsl file(s), not a kernel folder"),
+        ("_util.wgsl", "a name starting with `_` or `.`"),
+        (".hidden.wgsl", "a name starting with `_` or `.`"),
+        ("UPPER.WGSL", "not named *.wgsl (lower case)"),
+    ]:
+        assert f"warning: {tmp_path / name}: {why}" in err, err
+    assert "_lib" not in err
+    # each is judged when named on its own
+    code, results = validate_json(capsys, tmp_path / "UPPER.WGSL")
+    assert code == 1 and results["UPPER.WGSL"]["problems"]

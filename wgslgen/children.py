@@ -11,12 +11,16 @@ import os
 import signal
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+T = TypeVar("T")
 
 
 def python_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -24,6 +28,73 @@ def python_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {**os.environ, **(extra or {})}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_ROOT, env.get("PYTHONPATH")]))
     return env
+
+
+# Children run in sessions of their own, so a Ctrl-C never reaches them: the parent that
+# catches it ends them (stop_children), or threads waiting on them would keep it alive.
+_stopping = threading.Event()
+_live: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+
+
+def stop_children() -> None:
+    """Kill every child this process started that still runs, and refuse new ones until
+    resume_children(): threads waiting on them then end at once (a Ctrl-C)."""
+    _stopping.set()
+    with _live_lock:
+        running = list(_live)
+    for proc in running:
+        kill_group(proc)
+
+
+def resume_children() -> None:
+    """Allow children again (the start of a run after an interrupted one, in one process)."""
+    _stopping.clear()
+
+
+def stopping() -> bool:
+    """Whether stop_children() was called: work in threads gives up instead of going on."""
+    return _stopping.is_set()
+
+
+def in_threads(calls: Sequence[Callable[[], T]], meanwhile: Callable[[], object]) -> list[T]:
+    """Each call's result, the calls run in threads of their own while ``meanwhile`` runs in
+    this one. A Ctrl-C here ends the children they wait on (stop_children), so the threads
+    end at once instead of after their work."""
+    resume_children()
+    with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
+        try:
+            running = [pool.submit(call) for call in calls]
+            meanwhile()
+            return [result_of(future) for future in running]
+        except BaseException:
+            stop_children()
+            raise
+
+
+def result_of(future: Future[T]) -> T:
+    """``future.result()``, waking up often: a Ctrl-C that the kernel hands to another thread
+    is raised in the main thread only when it wakes, and a plain wait may last minutes."""
+    while True:
+        try:
+            return future.result(timeout=0.1)
+        except FutureTimeout:
+            continue
+
+
+def _started(proc: subprocess.Popen) -> subprocess.Popen:
+    with _live_lock:
+        _live.add(proc)
+    if _stopping.is_set():  # started while stop_children() ran: ended like the others
+        kill_group(proc)
+        _ended(proc)
+        raise KeyboardInterrupt
+    return proc
+
+
+def _ended(proc: subprocess.Popen) -> None:
+    with _live_lock:
+        _live.discard(proc)
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -47,14 +118,16 @@ class Child:
         mode = "w+" if text else "w+b"
         encoding = {"encoding": "utf-8", "errors": "replace"} if text else {}
         self.stderr: IO[Any] = tempfile.TemporaryFile(mode, **encoding)  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            list(argv),
-            stdin=stdin,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            env=None if env is None else dict(env),
-            start_new_session=True,
-            **({"text": True, "bufsize": 1, **encoding} if text else {}),
+        self.proc = _started(
+            subprocess.Popen(
+                list(argv),
+                stdin=stdin,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                env=None if env is None else dict(env),
+                start_new_session=True,
+                **({"text": True, "bufsize": 1, **encoding} if text else {}),
+            )
         )
 
     def alive(self) -> bool:
@@ -66,6 +139,7 @@ class Child:
         if self.alive():
             kill_group(self.proc)
         self.proc.wait()
+        _ended(self.proc)
 
     def stderr_tail(self, limit: int = 2000) -> str:
         """The last ``limit`` characters the child wrote to stderr."""
@@ -83,6 +157,7 @@ class Child:
             self.proc.wait(timeout=grace)
         except (OSError, subprocess.TimeoutExpired):
             self.kill()
+        _ended(self.proc)
         self.stderr.close()
 
 
@@ -102,7 +177,8 @@ def run_process(
     env: Mapping[str, str] | None = None,
     input_text: str | None = None,
 ) -> Completed:
-    """Run ``argv`` to completion; kill its whole group when it overruns ``timeout`` s."""
+    """Run ``argv`` to completion; kill its whole group when it overruns ``timeout`` s.
+    After stop_children() it raises KeyboardInterrupt: its output would be a killed child's."""
     proc = subprocess.Popen(
         list(argv),
         stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
@@ -114,10 +190,16 @@ def run_process(
         env=None if env is None else dict(env),
         start_new_session=True,
     )
+    _started(proc)
     try:
         out, err = proc.communicate(input_text, timeout=timeout)
-        return Completed(proc.returncode, out, err, False)
+        done = Completed(proc.returncode, out, err, False)
     except subprocess.TimeoutExpired:
         kill_group(proc)
         out, err = proc.communicate()
-        return Completed(None, out or "", err or "", True)
+        done = Completed(None, out or "", err or "", True)
+    finally:
+        _ended(proc)
+    if _stopping.is_set():
+        raise KeyboardInterrupt
+    return done

@@ -16,9 +16,11 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from wgslgen import children
 from wgslgen.check import tint_rules, verdict_cache
 from wgslgen.check.engines import ENGINES, get_engine
 from wgslgen.check.engines.base import ShaderInput, Verdict, contiguous_shares
@@ -319,14 +321,12 @@ def _judge_with(
     # A text no compiler reads as given gets its verdict here, the same from every engine.
     given = [s for s in shaders if _index(s) not in refused]
     judged = iter(store.judge(identity, name, given, engine.validate) if given else [])
-    verdicts = []
-    for shader in shaders:
-        if _index(shader) in refused:
-            why, line, column = refused[_index(shader)]
-            verdicts.append(Verdict(shader.id, name, False, why, why, line, column))
-        else:
-            verdicts.append(next(judged))
-    return verdicts
+    return [
+        Verdict(shader.id, name, False, r[0], r[0], r[1], r[2])
+        if (r := refused.get(_index(shader)))
+        else next(judged)
+        for shader in shaders
+    ]
 
 
 def _index(shader: ShaderInput) -> int:
@@ -378,12 +378,11 @@ def validate(
     # naga and Dawn run in their own processes, so the engines overlap well in threads.
     # The rules take the cores the engines leave (one share more than the engines').
     jobs = min(MAX_RULES_PROCESSES, max(1, len(os.sched_getaffinity(0)) // (len(engines) + 1)))
-    with ThreadPoolExecutor(max_workers=len(engines) + 2) as pool:
-        rules = pool.submit(_remembered_findings, asked, store, jobs)
-        running = [pool.submit(run_engine, name) for name in engines]
-        _compare_interfaces(results, store)  # pure Python too, but short: while they start
-        findings = rules.result()
-        _merge(results, [v for future in running for v in future.result()])
+    calls = [partial(_remembered_findings, asked, store, jobs)]
+    calls += [partial(run_engine, name) for name in engines]
+    # interfaces are compared here meanwhile: pure Python too, but short
+    findings, *verdicts = children.in_threads(calls, lambda: _compare_interfaces(results, store))
+    _merge(results, [v for part in verdicts for v in part])
     for res, found in zip(results, findings, strict=True):
         _judge(res, profiles, found)
     results += [

@@ -35,9 +35,10 @@ from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.parallel import render_outcomes
 from wgslgen.render.renderer import RenderedVariant
 from wgslgen.run.reference import declared_axes, find_kernel
+from wgslgen.spec.folder_entries import passed_over_entries, unreadable_wgsl_entries
 from wgslgen.spec.interface import Interface
 from wgslgen.spec.kernel import KernelSpec, Variant
-from wgslgen.spec.loader import discover, load_plain, select, unreadable_wgsl_entries
+from wgslgen.spec.loader import discover, plain_name, select
 from wgslgen.text_file import UnreadableText
 
 
@@ -110,14 +111,14 @@ def add_validation_options(p: argparse.ArgumentParser) -> None:
 
 def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[FileProblem]]:
     """Every rendering, and each kernel or file that could not be rendered, with why."""
-    kernels = select(discover(args.templates), args.kernel)
+    kernels = select(discover(args.templates, skip_unreadable=True), args.kernel)
     args.interfaces = expected_interfaces(kernels, getattr(args, "reference", None), args.templates)
     overrides = parse_overrides(getattr(args, "set", None))
     out: list[RenderedVariant] = []
     # kernels asked for by name are the ones found by name: an unreadable entry has none yet
     odd = [] if args.kernel else unreadable_wgsl_entries(args.templates)
     problems = [
-        FileProblem(load_plain(path).name, str(path), f"cannot read: {why}") for path, why in odd
+        FileProblem(plain_name(path), str(path), f"cannot read: {why}") for path, why in odd
     ]
     chosen = []
     for spec in kernels:
@@ -209,6 +210,8 @@ def _plain_reason(path: Any, error: WgslgenError) -> str:
 def run(args: argparse.Namespace) -> int:
     """Validate the selected renderings and report."""
     rendered, problems = _renderings(args)
+    for path, why in [] if args.kernel else passed_over_entries(args.templates):
+        warn(f"{path}: {why}: not validated (name it with --templates to judge it)")
     return _validate_and_report(args, rendered, problems, nothing_fails=True)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from wgslgen.cli.output import warn
+from wgslgen.spec.folder_entries import unreadable_wgsl_entries
 from wgslgen.spec.kernel import KernelSpec
-from wgslgen.spec.loader import discover, select, unreadable_wgsl_entries
+from wgslgen.spec.loader import discover, select
 
 
 def selected_kernels(args: argparse.Namespace) -> list[KernelSpec]:

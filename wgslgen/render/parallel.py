@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -54,7 +55,9 @@ def render_outcomes(variants: Sequence[Variant]) -> Iterator[Outcome]:
     warm = dict(first.values())
     global _variants
     _variants = variants
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_ctrl_c
+    )
     try:
         todo = [i for i in range(len(variants)) if i not in warm]
         done = pool.map(_render_apart, todo, chunksize=8)
@@ -75,6 +78,12 @@ def render_outcomes(variants: Sequence[Variant]) -> Iterator[Outcome]:
         # wait for the rest to be rendered.
         pool.shutdown(wait=True, cancel_futures=True)
         _variants = ()
+
+
+def _ignore_ctrl_c() -> None:
+    # A Ctrl-C reaches the whole process group: a worker it stops while holding the pool's
+    # queue lock leaves this process waiting forever. This process stops them instead.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _outcome(variant: Variant) -> Outcome:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import errno
-import os
 import re
-import stat
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -44,15 +41,19 @@ _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 DEFAULT_TEMPLATES = bundled_templates()
 
 
-def discover(template_dirs: Sequence[Path | str] | None = None) -> list[KernelSpec]:
+def discover(
+    template_dirs: Sequence[Path | str] | None = None, skip_unreadable: bool = False
+) -> list[KernelSpec]:
     """Every kernel in the given folders (kernel folders and plain .wgsl files), by name.
+    A folder in them that cannot be read is an error naming it, or with ``skip_unreadable``
+    passed over (validate reports it: folder_entries.unreadable_wgsl_entries).
 
     Two kernel folders with one name are an error; a plain file whose name is taken (by a
     kernel, or by another file: `my shader.wgsl` and `my_shader.wgsl`, or `a.wgsl` in two
     folders) gets a distinct one, its folder's name first (`y.a`), so that it is still judged.
     """
     dirs = [Path(d) for d in (template_dirs or [DEFAULT_TEMPLATES])]
-    specs = [spec for d in dirs for spec in _kernels_in(d)]
+    specs = [spec for d in dirs for spec in _kernels_in(d, skip_unreadable)]
     found: dict[str, KernelSpec] = {}
     for spec in (s for s in specs if not s.plain):
         if spec.name in found:
@@ -93,11 +94,28 @@ def select(kernels: Iterable[KernelSpec], names: Sequence[str] | None) -> list[K
     return [by_name[n] for n in names]
 
 
-def _kernels_in(path: Path) -> list[KernelSpec]:
+def plain_name(path: Path) -> str:
+    """The kernel name of the plain file ``path``, from its name alone (nothing opened)."""
+    # "model_load.comp.wgsl" -> "model_load.comp": dots are fine in a path; any other
+    # character a path must not hold becomes "_" ("my shader.wgsl" -> "my_shader"), so that
+    # one oddly named file never stops a run over a folder of someone else's shaders.
+    return re.sub(r"[^A-Za-z0-9_.-]|^[.-]|\.(?=\.)", "_", path.stem)
+
+
+def _is_kernel_folder(child: Path, skip_unreadable: bool) -> bool:
+    try:
+        return child.is_dir() and (child / "kernel.toml").is_file()
+    except OSError as e:  # a folder that cannot be searched (no permission)
+        if skip_unreadable:
+            return False
+        raise WgslgenError(f"{child}: cannot be read: {e.strerror or e}") from e
+
+
+def _kernels_in(path: Path, skip_unreadable: bool = False) -> list[KernelSpec]:
     if not path.exists():
         raise WgslgenError(f"{path}: no such templates folder or file")
     if path.is_file():
-        if path.suffix != ".wgsl":
+        if path.suffix.lower() != ".wgsl":  # named on its own: any case (UPPER.WGSL)
             raise WgslgenError(f"{path}: a kernel file must end in .wgsl")
         return [load_plain(path)]
     if (path / "kernel.toml").is_file():
@@ -106,53 +124,16 @@ def _kernels_in(path: Path) -> list[KernelSpec]:
     for child in sorted(path.iterdir()):
         if child.name.startswith((".", "_")):
             continue  # _lib holds shared macros, not kernels
-        if child.is_dir() and (child / "kernel.toml").is_file():
+        if _is_kernel_folder(child, skip_unreadable):
             out.append(load_kernel(child))
         elif child.is_file() and child.suffix == ".wgsl":
             out.append(load_plain(child))
     return out
 
 
-def unreadable_wgsl_entries(
-    template_dirs: Sequence[Path | str] | None = None,
-) -> list[tuple[Path, str]]:
-    """The entries named *.wgsl in the given folders that discover() passes over because
-    they are not files (a dangling symbolic link or a loop of them, a folder without a
-    kernel.toml, a pipe), each with why: a shader that cannot be read is not one that passed."""
-    out = []
-    for path in (Path(d) for d in (template_dirs or [DEFAULT_TEMPLATES])):
-        if not path.is_dir() or (path / "kernel.toml").is_file():
-            continue
-        for child in sorted(path.iterdir()):
-            if child.name.startswith((".", "_")) or child.suffix != ".wgsl":
-                continue
-            if not child.is_file() and not (child / "kernel.toml").is_file():
-                out.append((child, _why_unreadable(child)))
-    return out
-
-
-def _why_unreadable(path: Path) -> str:
-    """Why the .wgsl entry ``path``, which is not a file, cannot be read (told without
-    opening it: opening a pipe would wait for a writer)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError as e:
-        if path.is_symlink() and e.errno == errno.ENOENT:
-            return f"a symbolic link to {os.readlink(path)}, which does not exist"
-        if e.errno == errno.ELOOP:
-            return "a loop of symbolic links"
-        return e.strerror or str(e)
-    if stat.S_ISDIR(mode):
-        return "a folder, not a file (and no kernel.toml in it)"
-    return "not a regular file"
-
-
 def load_plain(path: Path) -> KernelSpec:
     """A plain WGSL file as a kernel with no axes, no interface and no problem."""
-    # "model_load.comp.wgsl" -> "model_load.comp": dots are fine in a path; any other
-    # character a path must not hold becomes "_" ("my shader.wgsl" -> "my_shader"), so that
-    # one oddly named file never stops a run over a folder of someone else's shaders.
-    name = re.sub(r"[^A-Za-z0-9_.-]|^[.-]|\.(?=\.)", "_", path.stem)
+    name = plain_name(path)
     if not _PLAIN_NAME.match(name):
         _check_safe_name(name, f"{path}: kernel name")
     return KernelSpec(

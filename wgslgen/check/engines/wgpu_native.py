@@ -12,6 +12,7 @@ from typing import Any
 
 from wgslgen.check.engines.base import ShaderInput, Verdict, failure
 from wgslgen.check.source_guards import WGPU_THREAD_STACK, wgpu_nesting_refusal
+from wgslgen.children import stopping
 from wgslgen.errors import WgslgenError
 
 # wgslgen uses wgpu-py's feature names; the WebGPU spec's "subgroups" is wgpu's "subgroup".
@@ -131,6 +132,8 @@ class WgpuEngine:
         refusals = {s.source: wgpu_nesting_refusal(s.source) for s in shaders}
 
         def one(shader: ShaderInput) -> Verdict:
+            if stopping():  # interrupted: the rest is not compiled
+                raise KeyboardInterrupt
             if refusals[shader.source]:
                 return Verdict(shader.id, self.name, False, refusals[shader.source])
             return self._one(shader, modules, lock)
