@@ -49,3 +49,22 @@ def test_a_renamed_kernel_leaves_no_stale_files_and_vendor_skips_its_entries(
     manifest = json.loads(Path("app/k/manifest.json").read_text())
     assert set(manifest["kernels"]) == {"scale2"}
     assert str(tmp_path) not in json.dumps(manifest["warnings"])
+
+
+def test_a_plain_file_borrows_a_project_kernels_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--reference scale` with `--templates my.wgsl` searched the bundled library only.
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(GOOD_KERNELS / "scale", tmp_path / "kernels" / "scale")
+    Path("wgslgen.toml").write_text('templates = ["kernels"]\n')
+    assert main(["build", "--no-validate", "--set", "wg=64", "--set", "s=f32"]) == 0
+    shutil.copy("generated/scale/scale__wg64_sf32.wgsl", "my_scale.wgsl")
+    argv = ["test", "--templates", "my_scale.wgsl", "--reference", "scale", "--adapter", "cpu"]
+    capsys.readouterr()
+    assert main([*argv, "--json"]) == 0
+    [result] = {r["variant"] for r in json.loads(capsys.readouterr().out)["results"]}
+    assert result == "my_scale__wg64_sf32"  # its header names the axis values
+    assert main([*argv[:3], "--reference", "scal", "--adapter", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert "'scal': no such kernel; known: my_scale, scale" in err and "attention" not in err

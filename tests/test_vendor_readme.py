@@ -73,3 +73,13 @@ def test_vendor_never_replaces_a_file_its_manifest_does_not_list(
     assert "README.md not written by wgslgen" in err
     assert (vendored / "README.md").read_text() == "our notes on these kernels\n"
     assert json.loads(manifest_path.read_text()) == manifest  # nothing written
+
+
+def test_a_narrower_lang_says_what_it_removed(
+    vendored: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["vendor", "--out", str(vendored), "--lang", "py", "--selection", str(SELECTION)]
+    capsys.readouterr()
+    assert main([*args, "--kernel", "attention_bwd_dq", "--kernel", "attention"]) == 0
+    assert "removed (no longer vendored): rust, ts" in capsys.readouterr().out
+    assert not (vendored / "rust").exists() and (vendored / "__init__.py").is_file()

@@ -30,6 +30,7 @@ from wgslgen.cli.output import (
     progress,
 )
 from wgslgen.cli.space_guard import add_max_variants_option, check_space
+from wgslgen.config import default_project
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.renderer import RenderedVariant
@@ -70,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     kernels = selected_kernels(args)
     if not kernels:
         raise WgslgenError("no kernel found in the templates given")
-    kernels = with_reference(kernels, args.reference, args.templates)
+    project = getattr(args, "project", None) or default_project()
+    kernels = with_reference(kernels, args.reference, args.templates, project.templates)
     overrides = parse_overrides(args.set)
     check_space(kernels, overrides, args.max_variants, "test")
     chooser = (lambda spec: apply_overrides(spec, overrides)) if overrides else None

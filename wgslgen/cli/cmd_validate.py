@@ -30,6 +30,7 @@ from wgslgen.cli.output import (
     warn,
 )
 from wgslgen.cli.validate_output import IMPLEMENTATIONS, print_report, print_summary
+from wgslgen.config import default_project
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.parallel import render_outcomes
@@ -112,7 +113,10 @@ def add_validation_options(p: argparse.ArgumentParser) -> None:
 def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[FileProblem]]:
     """Every rendering, and each kernel or file that could not be rendered, with why."""
     kernels = select(discover(args.templates, skip_unreadable=True), args.kernel)
-    args.interfaces = expected_interfaces(kernels, getattr(args, "reference", None), args.templates)
+    project = getattr(args, "project", None) or default_project()
+    args.interfaces = expected_interfaces(
+        kernels, getattr(args, "reference", None), args.templates, project.templates
+    )
     overrides = parse_overrides(getattr(args, "set", None))
     out: list[RenderedVariant] = []
     # kernels asked for by name are the ones found by name: an unreadable entry has none yet
@@ -155,7 +159,7 @@ _HEADER_KERNEL = re.compile(r"^// kernel: (\S+) |^// .* vendor: kernel=(\S+) ", 
 
 
 def expected_interfaces(
-    kernels: Sequence[KernelSpec], reference: str | None, templates: Any
+    kernels: Sequence[KernelSpec], reference: str | None, templates: Any, fallback: Any = None
 ) -> dict[str, tuple[str, Interface]]:
     """By plain file path: the kernel whose interface it must declare, and that interface
     (for the axis values its header names, else the baseline's when asked by name)."""
@@ -165,7 +169,7 @@ def expected_interfaces(
         name = reference or _header_kernel(spec.template_path)
         if name and name not in donors:
             try:
-                donors[name] = find_kernel(name, templates)
+                donors[name] = find_kernel(name, templates, fallback)
             except WgslgenError:
                 if reference:
                     raise

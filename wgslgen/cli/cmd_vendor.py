@@ -22,12 +22,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="tuning selection file (default: the project's, tuning/selection.json, when it "
         "exists)",
     )
-    p.add_argument("--lang", default="", help="bindings to write: rust,ts,py (comma-separated)")
+    p.add_argument(
+        "--lang",
+        default="",
+        help="bindings to write: rust,ts,py (comma-separated; default none: the shaders and "
+        "manifest only). Bindings an earlier vendor wrote and this one does not are removed",
+    )
     p.add_argument("--engine", action="append", help="validation engines (default: all found)")
     p.add_argument(
         "--strict",
         action="store_true",
-        help="fail when the selection names a variant the templates no longer have",
+        help="fail when the selection names a variant (or a kernel) the templates no longer have",
     )
     p.add_argument(
         "--check",
@@ -103,5 +108,8 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[yellow]not vendored[/]: {v}: {why}")
     for w in plan.manifest["warnings"]:
         console.print(f"[yellow]warning[/]: {w}")
+    removed = sorted({p.split("/")[0] for p in changed if not (args.out / p).exists()})
+    if removed:  # e.g. a narrower --lang than last time: say what went, it was not asked for
+        console.print(f"removed (no longer vendored): {', '.join(removed)}", markup=False)
     console.print(f"{args.out}: {len(plan.files)} files, {len(changed)} changed")
     return 0

@@ -30,7 +30,7 @@ EXAMPLES = {
     "test": """\
   wgslgen test --kernel attention_bwd_dq --set wg=64 --set s=f32 --adapter cpu
   wgslgen test --shape head_dim=64,n_heads=4,n_kv_heads=4,history_len=10
-  wgslgen test --templates ./kernels/rmsnorm.wgsl --reference rmsnorm_ref
+  wgslgen test --templates my_rmsnorm.wgsl --reference rmsnorm  # judged by a kernel's reference
 """,
     "tune": """\
   wgslgen tune --kernel attention_bwd_dq --time 2m

@@ -183,7 +183,9 @@ def _import(spec: KernelSpec, path: Path, resolved: str, budget: float) -> Refer
         if not callable(functions[fn]):
             raise WgslgenError(
                 f"{path}: defines no function {fn}(...)",
-                hint="see templates/attention_bwd_dq/reference.py",
+                hint="a reference.py defines make_inputs(shape, rng) and reference(inputs, "
+                "shape): `wgslgen docs kernel-format` shows one, and so does the example "
+                "kernel `wgslgen init` writes (kernels/rmsnorm/reference.py)",
             )
     return Reference(path, functions["make_inputs"], functions["reference"])
 
@@ -309,12 +311,18 @@ def _check_size(arr: np.ndarray, b: Binding, count: int, where: str) -> None:
         )
 
 
-def find_kernel(name: str, templates: Sequence[Path | str] | None = None) -> KernelSpec:
-    """The kernel ``name`` from the given template folders, else from the bundled ones."""
+def find_kernel(
+    name: str,
+    templates: Sequence[Path | str] | None = None,
+    fallback: Sequence[Path | str] | None = None,
+) -> KernelSpec:
+    """The kernel ``name`` from the given template folders, else from ``fallback`` (the
+    project's templates: a plain file given on its own may borrow a project kernel), else
+    from the bundled ones."""
     from wgslgen.spec.loader import DEFAULT_TEMPLATES, discover
 
     searched = [list(templates)] if templates else []
-    searched.append([DEFAULT_TEMPLATES])
+    searched.append(list(fallback or [DEFAULT_TEMPLATES]))
     for dirs in searched:
         for spec in discover(dirs):
             if spec.name == name:
@@ -386,6 +394,7 @@ def with_reference(
     kernels: Sequence[KernelSpec],
     donor_name: str | None,
     templates: Sequence[Path | str] | None = None,
+    fallback: Sequence[Path | str] | None = None,
 ) -> list[KernelSpec]:
     """``kernels`` with every plain one borrowing ``donor_name``'s reference (if given)."""
     if not donor_name:
@@ -395,5 +404,5 @@ def with_reference(
             "a reference kernel is lent to plain .wgsl kernels, and none is selected",
             option="reference",
         )
-    donor = find_kernel(donor_name, templates)
+    donor = find_kernel(donor_name, templates, fallback)
     return [borrow(k, donor) if k.plain else k for k in kernels]
