@@ -156,3 +156,28 @@ def test_an_override_the_entry_point_reads_needs_a_value(capsys, tmp_path: Path)
         "wgpu": True,
         "dawn": True,
     }
+
+
+def test_a_misspelt_overrides_key_is_named_not_sent_to_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from .conftest import GOOD_KERNELS
+
+    kernel = tmp_path / "kernels" / "scale"
+    shutil.copytree(GOOD_KERNELS / "scale", kernel)
+    template = kernel / "scale.wgsl.j2"
+    text = template.read_text().replace(
+        "@workgroup_size({{ workgroup_size }})", "@workgroup_size(WG)"
+    )
+    template.write_text("override WG: u32;\n" + text)
+    toml = kernel / "kernel.toml"
+    toml.write_text(toml.read_text() + '\n[overrides]\nWg = "workgroup_size"\n')
+    templates = ["--templates", str(kernel.parent), "--set", "wg=64", "--set", "s=f32"]
+    assert main(["validate", "--engines", "naga", *templates]) == 1
+    out = capsys.readouterr().out
+    hint = f"{toml} [overrides] gives Wg, which the template does not declare"
+    assert f"needs override values: WG; {hint}" in out
+    assert main(["test", *templates, "--adapter", "cpu"]) == 1
+    assert "1 variant(s) not run (sizes unknown)" in capsys.readouterr().out

@@ -93,13 +93,27 @@ def _print_footer(report: ValidationReport) -> None:
     )
 
 
+def _override_hint(r: VariantResult, names: list[str]) -> str:
+    """How to give the missing override values: a template's kernel.toml [overrides] (naming
+    its entries that this text does not declare: a misspelt name), or --override."""
+    flags = " ".join(f"--override {n}=VALUE" for n in names)
+    spec = r.rendered.variant.spec if r.rendered is not None else None
+    if spec is None or spec.plain:
+        return f"; pass {flags}"
+    declared = {o for f in r.facts.values() for o in f.overrides}
+    stray = [name for name, _ in spec.overrides if name not in declared]
+    where = f"{spec.spec_path} [overrides]"
+    if stray:
+        return f"; {where} gives {', '.join(stray)}, which the template does not declare"
+    return f"; give {', '.join(names)} in {where} (or pass {flags})"
+
+
 def _print_problems(report: ValidationReport) -> None:
     for r in report.results:
         for problem in r.problems:
             hint = ""
             if problem.startswith("needs override values: "):
-                names = problem.split(": ", 1)[1].split(", ")
-                hint = "; pass " + " ".join(f"--override {n}=VALUE" for n in names)
+                hint = _override_hint(r, problem.split(": ", 1)[1].split(", "))
             console.print(f"[bold red]error[/]: {escape(f'{r.file}: {problem}{hint}')}")
         for mismatch in r.interface:
             text = f"{r.file}: differs from kernel.toml of {r.interface_of}: {mismatch}"

@@ -113,8 +113,11 @@ class Report:
         variants = len({(r.kernel, r.variant) for r in self.results})
         text = f"{variants} variant(s), {len(self.results)} case(s): {', '.join(parts)}"
         skipped = [n for n in self.not_run if n.variant is not None]
-        if skipped:
-            text += f"; {len(skipped)} variant(s) not run (do not fit profile {self.profile})"
+        unfit = [n for n in skipped if not n.reason.startswith("sizes unknown")]
+        if unfit:
+            text += f"; {len(unfit)} variant(s) not run (do not fit profile {self.profile})"
+        if len(unfit) < len(skipped):  # an override with no value: no limit was judged
+            text += f"; {len(skipped) - len(unfit)} variant(s) not run (sizes unknown)"
         return text
 
     def notes(self) -> list[str]:
