@@ -22,7 +22,11 @@ from wgslgen.cli import main
 
 from .conftest import GOOD_KERNELS, ROOT
 
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "wgslgen", "templates", "docs")
+# tests/ too: the sdist must leave it out (setuptools would ship its test*.py alone)
+SOURCES = (
+    "pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE",
+    "wgslgen", "templates", "docs", "tests",
+)  # fmt: skip
 
 
 def _run(
@@ -82,6 +86,17 @@ def test_wheel_holds_the_bundled_library_schema_and_adapter(installed) -> None:
     with zipfile.ZipFile(wheel) as zf:
         assert not [n for n in zf.namelist() if "__pycache__" in n or n.endswith(".pyc")]
     assert (site / "wgslgen-0.1.0.dist-info" / "licenses" / "LICENSE").is_file()
+
+
+def test_sdist_holds_the_docs_and_no_half_test_suite(installed) -> None:
+    import tarfile
+
+    _, _, wheel = installed
+    [sdist] = wheel.parent.glob("wgslgen-*.tar.gz")
+    with tarfile.open(sdist) as tf:
+        names = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
+    assert "docs/kernel-format.md" in names and "templates/attention/kernel.toml" in names
+    assert not [n for n in names if n.startswith("tests/")]  # test modules without conftest
 
 
 def test_build_leaves_no_folder_out_and_ships_every_runtime_file(installed) -> None:
