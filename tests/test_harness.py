@@ -13,8 +13,9 @@ import pytest
 from wgslgen.cli import main
 from wgslgen.errors import WgslgenError
 from wgslgen.render.renderer import render
+from wgslgen.run.borrowed_reference import find_kernel, with_reference
 from wgslgen.run.harness import Harness, compare
-from wgslgen.run.reference import find_kernel, load_reference, make_case, with_reference
+from wgslgen.run.reference import load_reference, make_case
 from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.spec.loader import discover, load_kernel
 
@@ -343,7 +344,7 @@ def test_a_shape_with_empty_buffers_is_a_user_error_not_a_crash(tmp_path: Path, 
 def test_a_generated_or_vendored_f16_file_runs_with_the_buffers_its_header_declares(
     tmp_path: Path, capsys
 ) -> None:
-    from wgslgen.run.reference import declared_axes
+    from wgslgen.run.borrowed_reference import declared_axes
     from wgslgen.vendor.plan import provenance
 
     spec = find_kernel(DQ)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from wgslgen.config import load_project
 from wgslgen.render.build import apply_overrides
+from wgslgen.run.borrowed_reference import with_reference
 from wgslgen.run.harness import DEFAULT_TIMEOUT_S, Report, check_kernels
-from wgslgen.run.reference import with_reference
 from wgslgen.spec.kernel import KernelSpec, Variant, parse_shape
 from wgslgen.spec.loader import discover, select
 

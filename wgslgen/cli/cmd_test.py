@@ -34,8 +34,8 @@ from wgslgen.config import default_project
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.renderer import RenderedVariant
+from wgslgen.run.borrowed_reference import with_reference
 from wgslgen.run.harness import CaseResult, Harness, Report
-from wgslgen.run.reference import with_reference
 from wgslgen.spec.kernel import KernelSpec, format_shape
 
 _CELL = {
@@ -106,9 +106,13 @@ def _check_shapes(kernels: Sequence[KernelSpec], shapes: Sequence[dict] | None) 
             continue
         if len(runnable) == 1:
             (k,) = runnable
+            missing = [s for s in k.problem.sizes if s not in shape]
+            unknown = sorted(set(shape) - set(k.problem.sizes))
+            what = [f"missing {', '.join(missing)}"] if missing else []
+            what += [f"unknown {', '.join(unknown)}"] if unknown else []
             raise WgslgenError(
                 f"kernel {k.name}: shape {format_shape(shape)} must set exactly "
-                f"{', '.join(k.problem.sizes)}",
+                f"{', '.join(k.problem.sizes)}; {'; '.join(what)}",
             )
         wanted = "; ".join(f"{k.name}: {', '.join(k.problem.sizes)}" for k in runnable)
         raise WgslgenError(

@@ -35,7 +35,7 @@ from wgslgen.errors import WgslgenError
 from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.parallel import render_outcomes
 from wgslgen.render.renderer import RenderedVariant
-from wgslgen.run.reference import declared_axes, find_kernel
+from wgslgen.run.borrowed_reference import declared_axes, find_kernel
 from wgslgen.spec.folder_entries import passed_over_entries, unreadable_wgsl_entries
 from wgslgen.spec.interface import Interface
 from wgslgen.spec.kernel import KernelSpec, Variant

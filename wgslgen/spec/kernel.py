@@ -272,7 +272,14 @@ class Variant:
                 raise PreconditionError(
                     f"{self.name}: precondition {pre.text!r} fails for {used} ({pre.where})"
                 )
-        counts = {name: int(expr(scope)) for name, expr in problem.counts}
+        raw = {name: (expr, expr(scope)) for name, expr in problem.counts}
+        for name, (expr, value) in raw.items():
+            if value != int(value):  # truncated, the buffer would hold fewer elements than meant
+                raise ShapeError(
+                    f"{expr.where}: the count of {name!r}, {expr.text} = {value} at "
+                    f"{format_shape(shape)}, is not a whole number"
+                )
+        counts = {name: int(v) for name, (_, v) in raw.items()}
         empty = [f"{name} = {n}" for name, n in counts.items() if n <= 0]
         if empty:  # WebGPU has no zero-sized buffer: say so before a device is asked for one
             raise ShapeError(
@@ -348,6 +355,8 @@ def parse_shape(text: str) -> dict[str, int | float]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise WgslgenError(f"shape item {item!r} is not key=value (in {text!r})")
+        if key.strip() in shape:  # the last would win in silence
+            raise WgslgenError(f"shape {text!r} sets {key.strip()!r} twice")
         try:
             shape[key.strip()] = _number(value)
         except ValueError:

@@ -1,0 +1,51 @@
+"""Mistakes a kernel author makes, each named where it was made (a third user audit): a
+shape key given twice, a binding count that is not a whole number, make_inputs arrays no
+binding is named for."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wgslgen.cli import main
+
+from .conftest import GOOD_KERNELS
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Path:
+    folder = tmp_path / "kernels" / "scale"
+    shutil.copytree(GOOD_KERNELS / "scale", folder)
+    return folder
+
+
+def _test(kernel: Path, *extra: str) -> list[str]:
+    return ["test", "--templates", str(kernel.parent), "--set", "wg=64", "--set", "s=f32",
+            "--adapter", "cpu", *extra]  # fmt: skip
+
+
+def test_a_shape_key_given_twice_is_refused(kernel: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:  # a usage error, as argparse reports them
+        main(_test(kernel, "--shape", "n=3,n=5"))
+    assert exit_.value.code == 2
+    assert "shape 'n=3,n=5' sets 'n' twice" in capsys.readouterr().err
+    assert main(_test(kernel, "--shape", "m=3")) == 2
+    assert "must set exactly n; missing n; unknown m" in capsys.readouterr().err
+
+
+def test_a_count_that_is_not_a_whole_number_names_the_binding(kernel: Path, capsys) -> None:
+    toml = kernel / "kernel.toml"
+    toml.write_text(toml.read_text().replace('count = "n"', 'count = "n * 2.5"', 1))
+    assert main(_test(kernel, "--shape", "n=1")) == 2
+    err = capsys.readouterr().err
+    assert f"{toml}:" in err and "count: the count of 'x', n * 2.5 = 2.5 at n=1" in err, err
+
+
+def test_make_inputs_arrays_no_binding_is_named_for_are_refused(kernel: Path, capsys) -> None:
+    ref = kernel / "reference.py"
+    ref.write_text(ref.read_text().replace('{"x": ', '{"bias": 0, "x": ', 1))
+    assert main(_test(kernel)) == 1
+    out = capsys.readouterr().out
+    assert "make_inputs gave 'bias', which no binding of scale is named" in out, out
