@@ -49,3 +49,22 @@ def test_make_inputs_arrays_no_binding_is_named_for_are_refused(kernel: Path, ca
     assert main(_test(kernel)) == 1
     out = capsys.readouterr().out
     assert "make_inputs gave 'bias', which no binding of scale is named" in out, out
+
+
+def test_the_loop_limit_note_comes_only_with_a_failure_large_enough_to_hit_it() -> None:
+    # It was printed after every failure on lavapipe, sending authors of a 7 x 300 kernel
+    # after a driver limit their shape could not reach.
+    from wgslgen.run.report import (
+        LLVMPIPE_NOTE,
+        LLVMPIPE_WORKGROUP_NOTE,
+        CaseResult,
+        Report,
+        Status,
+    )
+
+    def report(shape: dict[str, int]) -> Report:
+        case = CaseResult("k", "k__a", shape, Status.FAIL, "y: 7/7 off")
+        return Report("llvmpipe (LLVM 15.0.6, 256 bits) [Vulkan, CPU]", "adapter", [case])
+
+    assert report({"rows": 7, "cols": 300}).notes() == [LLVMPIPE_WORKGROUP_NOTE]
+    assert report({"rows": 7, "cols": 30_000}).notes() == [LLVMPIPE_NOTE, LLVMPIPE_WORKGROUP_NOTE]

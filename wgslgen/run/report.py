@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -122,9 +123,12 @@ class Report:
 
     def notes(self) -> list[str]:
         """Caveats about this adapter that bear on the failures found."""
-        if "llvmpipe" in self.adapter and any(r.status == "fail" for r in self.results):
-            return [LLVMPIPE_NOTE, LLVMPIPE_WORKGROUP_NOTE]
-        return []
+        failed = [r for r in self.results if r.status == "fail"]
+        if "llvmpipe" not in self.adapter or not failed:
+            return []
+        # A loop can run 65,535 times only where the problem has that many elements.
+        large = any(math.prod(int(v) for v in r.shape.values()) >= 65_535 for r in failed)
+        return [LLVMPIPE_NOTE, LLVMPIPE_WORKGROUP_NOTE] if large else [LLVMPIPE_WORKGROUP_NOTE]
 
     def failure_table(self) -> str:
         """Plain text listing every failing case with its message (for assertion errors)."""
