@@ -220,6 +220,12 @@ class Decision:
         return "head-to-head" if name in self.head_to_head else "database"
 
 
+_FASTER_BASELINE = (
+    "the baseline, not eligible (not among the variants tuned, or outside the profile), is "
+    "faster than the winner ({ratio:.2f}x); the selection still records the winner"
+)
+
+
 def decide(
     eligible: Mapping[str, Measurement],
     portable: Iterable[str],
@@ -269,7 +275,7 @@ def decide(
         gap, ratio = medians[base_name] - medians[winner], medians[base_name] / medians[winner]
         significant = gap > noise
         if gap < -noise:
-            notes.append(f"the baseline, not eligible, is faster than the winner ({ratio:.2f}x)")
+            notes.append(_FASTER_BASELINE.format(ratio=ratio))
         elif not significant and base_name != winner:
             notes.append(
                 f"the baseline is within the noise ({format_ns(noise)}) of the winner: the "
