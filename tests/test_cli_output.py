@@ -257,7 +257,10 @@ def test_test_refuses_a_shape_that_sets_the_wrong_sizes(
     argv = ["test", "--templates", str(SCALE), "--adapter", "cpu", "--shape", "m=2"]
     assert main(argv) == 2
     captured = capsys.readouterr()
-    assert captured.err.strip() == "error: kernel scale: shape m=2 must set exactly n"
+    assert (
+        captured.err.strip()
+        == "error: kernel scale: shape m=2 must set exactly n; missing n; unknown m"
+    )
     assert "nothing was run" not in captured.out
 
 

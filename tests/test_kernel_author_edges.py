@@ -4,6 +4,7 @@ binding is named for."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -68,3 +69,29 @@ def test_the_loop_limit_note_comes_only_with_a_failure_large_enough_to_hit_it() 
 
     assert report({"rows": 7, "cols": 300}).notes() == [LLVMPIPE_WORKGROUP_NOTE]
     assert report({"rows": 7, "cols": 30_000}).notes() == [LLVMPIPE_NOTE, LLVMPIPE_WORKGROUP_NOTE]
+
+
+def test_one_broken_kernel_toml_does_not_stop_work_on_another(
+    kernel: Path, tmp_path: Path, capsys
+) -> None:
+    broken = kernel.parent / "broken"
+    shutil.copytree(kernel, broken)
+    toml = broken / "kernel.toml"
+    toml.write_text(toml.read_text().replace('name = "scale"', 'name = "broken"').replace(
+        "values = [", "vaules = [", 1))  # fmt: skip
+    line = next(i for i, t in enumerate(toml.read_text().splitlines(), 1) if "vaules" in t)
+    where = f"{toml}:{line}: unknown key(s) vaules"
+    folder = ["--templates", str(kernel.parent)]
+    assert main(["list", *folder]) == 2  # every kernel asked for: still an error
+    assert where in capsys.readouterr().err
+    out = tmp_path / "gen"
+    assert main(["build", "--no-validate", *folder, "--kernel", "scale", "--out", str(out)]) == 0
+    assert f"warning: {where}" in capsys.readouterr().err and (out / "scale").is_dir()
+    assert main(["test", *folder, "--kernel", "broken", "--adapter", "cpu"]) == 2
+    assert where in capsys.readouterr().err  # not "unknown kernel(s) broken"
+    code = main(["validate", "--json", "--engines", "naga", *folder])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    problems = {r["file"]: r["problems"] for r in report["results"] if r["problems"]}
+    assert list(problems) == [f"{toml}:{line}"]
+    assert any(r["kernel"] == "scale" for r in report["results"] if not r["problems"])

@@ -19,6 +19,7 @@ from wgslgen.check.validate import (
     validate,
 )
 from wgslgen.check.wgsl import entry_point_stages
+from wgslgen.cli.kernels import named_kernels
 from wgslgen.cli.options import ListAction
 from wgslgen.cli.output import (
     add_common_options,
@@ -39,7 +40,7 @@ from wgslgen.run.borrowed_reference import declared_axes, find_kernel
 from wgslgen.spec.folder_entries import passed_over_entries, unreadable_wgsl_entries
 from wgslgen.spec.interface import Interface
 from wgslgen.spec.kernel import KernelSpec, Variant
-from wgslgen.spec.loader import discover, plain_name, select
+from wgslgen.spec.loader import plain_name
 from wgslgen.text_file import UnreadableText
 
 
@@ -112,7 +113,8 @@ def add_validation_options(p: argparse.ArgumentParser) -> None:
 
 def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[FileProblem]]:
     """Every rendering, and each kernel or file that could not be rendered, with why."""
-    kernels = select(discover(args.templates, skip_unreadable=True), args.kernel)
+    # a kernel.toml in error is one problem, not the end
+    kernels, broken = named_kernels(args.templates, args.kernel, skip_unreadable=True)
     project = getattr(args, "project", None) or default_project()
     args.interfaces = expected_interfaces(
         kernels, getattr(args, "reference", None), args.templates, project.templates
@@ -124,6 +126,9 @@ def _renderings(args: argparse.Namespace) -> tuple[list[RenderedVariant], list[F
     problems = [
         FileProblem(plain_name(path), str(path), f"cannot read: {why}") for path, why in odd
     ]
+    for e in broken:
+        where, _, why = str(e).splitlines()[0].partition(": ")
+        problems.append(FileProblem(Path(where.split(":")[0]).parent.name, where, why))
     chosen = []
     for spec in kernels:
         try:

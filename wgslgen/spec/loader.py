@@ -42,18 +42,22 @@ DEFAULT_TEMPLATES = bundled_templates()
 
 
 def discover(
-    template_dirs: Sequence[Path | str] | None = None, skip_unreadable: bool = False
+    template_dirs: Sequence[Path | str] | None = None,
+    skip_unreadable: bool = False,
+    broken: list[WgslgenError] | None = None,
 ) -> list[KernelSpec]:
     """Every kernel in the given folders (kernel folders and plain .wgsl files), by name.
     A folder in them that cannot be read is an error naming it, or with ``skip_unreadable``
-    passed over (validate reports it: folder_entries.unreadable_wgsl_entries).
+    passed over (validate reports it: folder_entries.unreadable_wgsl_entries). Given a
+    ``broken`` list, a kernel folder whose kernel.toml is in error is left out and its
+    error added there, instead of raised (one broken kernel need not stop work on another).
 
     Two kernel folders with one name are an error; a plain file whose name is taken (by a
     kernel, or by another file: `my shader.wgsl` and `my_shader.wgsl`, or `a.wgsl` in two
     folders) gets a distinct one, its folder's name first (`y.a`), so that it is still judged.
     """
     dirs = [Path(d) for d in (template_dirs or [DEFAULT_TEMPLATES])]
-    specs = [spec for d in dirs for spec in _kernels_in(d, skip_unreadable)]
+    specs = [spec for d in dirs for spec in _kernels_in(d, skip_unreadable, broken)]
     found: dict[str, KernelSpec] = {}
     for spec in (s for s in specs if not s.plain):
         if spec.name in found:
@@ -111,7 +115,9 @@ def _is_kernel_folder(child: Path, skip_unreadable: bool) -> bool:
         raise WgslgenError(f"{child}: cannot be read: {e.strerror or e}") from e
 
 
-def _kernels_in(path: Path, skip_unreadable: bool = False) -> list[KernelSpec]:
+def _kernels_in(
+    path: Path, skip_unreadable: bool = False, broken: list[WgslgenError] | None = None
+) -> list[KernelSpec]:
     if not path.exists():
         raise WgslgenError(f"{path}: no such templates folder or file")
     if path.is_file():
@@ -125,7 +131,12 @@ def _kernels_in(path: Path, skip_unreadable: bool = False) -> list[KernelSpec]:
         if child.name.startswith((".", "_")):
             continue  # _lib holds shared macros, not kernels
         if _is_kernel_folder(child, skip_unreadable):
-            out.append(load_kernel(child))
+            try:
+                out.append(load_kernel(child))
+            except WgslgenError as e:
+                if broken is None:
+                    raise
+                broken.append(e)
         elif child.is_file() and child.suffix == ".wgsl":
             out.append(load_plain(child))
     return out
