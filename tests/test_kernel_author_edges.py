@@ -95,3 +95,22 @@ def test_one_broken_kernel_toml_does_not_stop_work_on_another(
     problems = {r["file"]: r["problems"] for r in report["results"] if r["problems"]}
     assert list(problems) == [f"{toml}:{line}"]
     assert any(r["kernel"] == "scale" for r in report["results"] if not r["problems"])
+
+
+def test_a_reference_that_crashes_the_interpreter_is_named(kernel: Path) -> None:
+    # reference.py is trusted code run in this process: a crash in native code ends the run,
+    # but names the reference's file and line (it ended with no word at all, exit 139).
+    import subprocess
+    import sys
+
+    ref = kernel / "reference.py"
+    ref.write_text(ref.read_text().replace(
+        "def reference(inputs, shape):\n", "def reference(inputs, shape):\n    import ctypes\n"
+        "    ctypes.string_at(0)\n", 1))  # fmt: skip
+    line = ref.read_text().splitlines().index("    ctypes.string_at(0)") + 1
+    done = subprocess.run(
+        [sys.executable, "-m", "wgslgen", *_test(kernel)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert f'File "{ref}", line {line} in reference' in done.stderr, done.stderr

@@ -1,7 +1,7 @@
-"""``python -m wgslgen``."""
+"""``python -m wgslgen``: the console script's entry point."""
 
 import sys
 
-from wgslgen.cli import main
+from wgslgen.console import main
 
 sys.exit(main())
