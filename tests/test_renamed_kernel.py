@@ -17,12 +17,18 @@ from .conftest import GOOD_KERNELS
 FAST = ["--l2-bytes", "1M", "--rounds", "3", "--adapter", "cpu", "--shape", "n=1000"]
 
 
-def test_a_renamed_kernel_leaves_no_stale_files_and_vendor_skips_its_entries(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project (the current folder) whose one kernel is a copy of `scale`."""
     monkeypatch.chdir(tmp_path)
     shutil.copytree(GOOD_KERNELS / "scale", tmp_path / "kernels" / "scale")
     Path("wgslgen.toml").write_text('templates = ["kernels"]\nbundled = false\n')
+    return tmp_path
+
+
+def test_a_renamed_kernel_leaves_no_stale_files_and_vendor_skips_its_entries(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["build", "--no-validate"]) == 0
     Path("generated/NOTES.txt").write_text("mine")
     tune = ["tune", "--kernel", "scale", "--set", "s=f32", "--set", "wg=32", "--set", "wg=64"]
@@ -48,16 +54,13 @@ def test_a_renamed_kernel_leaves_no_stale_files_and_vendor_skips_its_entries(
     assert "names unknown kernel(s) scale; their entries skipped" in capsys.readouterr().out
     manifest = json.loads(Path("app/k/manifest.json").read_text())
     assert set(manifest["kernels"]) == {"scale2"}
-    assert str(tmp_path) not in json.dumps(manifest["warnings"])
+    assert str(project) not in json.dumps(manifest["warnings"])
 
 
 def test_a_plain_file_borrows_a_project_kernels_reference(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # `--reference scale` with `--templates my.wgsl` searched the bundled library only.
-    monkeypatch.chdir(tmp_path)
-    shutil.copytree(GOOD_KERNELS / "scale", tmp_path / "kernels" / "scale")
-    Path("wgslgen.toml").write_text('templates = ["kernels"]\n')
     assert main(["build", "--no-validate", "--set", "wg=64", "--set", "s=f32"]) == 0
     shutil.copy("generated/scale/scale__wg64_sf32.wgsl", "my_scale.wgsl")
     argv = ["test", "--templates", "my_scale.wgsl", "--reference", "scale", "--adapter", "cpu"]
