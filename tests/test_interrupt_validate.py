@@ -44,3 +44,17 @@ def test_ctrl_c_ends_validate_within_seconds(tmp_path: Path, after_s: float) -> 
     assert time.monotonic() - sent < 5, "Ctrl-C took more than 5 s to end validate"
     assert "interrupted; everything already written is kept" in err
     assert "Traceback" not in err
+
+
+def test_an_interrupt_ends_the_children_threads_wait_on_and_later_runs_start_again() -> None:
+    from wgslgen import children
+
+    def interrupted() -> None:
+        time.sleep(0.3)  # the child has started
+        raise KeyboardInterrupt
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        children.in_threads([lambda: children.run_process(["sleep", "30"], 60)], interrupted)
+    assert time.monotonic() - started < 5  # not the child's 30 s
+    assert children.run_process(["true"], 10).returncode == 0  # not refused for good

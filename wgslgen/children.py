@@ -48,7 +48,7 @@ def stop_children() -> None:
 
 
 def resume_children() -> None:
-    """Allow children again (the start of a run after an interrupted one, in one process)."""
+    """Allow children again (once the threads that waited on the stopped ones have ended)."""
     _stopping.clear()
 
 
@@ -62,14 +62,17 @@ def in_threads(calls: Sequence[Callable[[], T]], meanwhile: Callable[[], object]
     this one. A Ctrl-C here ends the children they wait on (stop_children), so the threads
     end at once instead of after their work."""
     resume_children()
-    with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
-        try:
-            running = [pool.submit(call) for call in calls]
-            meanwhile()
-            return [result_of(future) for future in running]
-        except BaseException:
-            stop_children()
-            raise
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
+            try:
+                running = [pool.submit(call) for call in calls]
+                meanwhile()
+                return [result_of(future) for future in running]
+            except BaseException:
+                stop_children()
+                raise
+    finally:  # the threads have ended: later work in this process may start children again
+        resume_children()
 
 
 def result_of(future: Future[T]) -> T:
