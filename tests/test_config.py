@@ -212,14 +212,20 @@ def _documented_json_keys() -> dict[str, set[str]]:
     return rows
 
 
+def _touched(path: Path) -> Path:
+    path.touch()
+    return path
+
+
 def test_json_outputs_carry_schema_version_and_documented_keys(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     documented = _documented_json_keys()
     scale = str(GOOD_KERNELS / "scale")
+    gen = tmp_path / "gen"
     runs = {
         "list": ["list", "--json", "--templates", scale],
-        "build": ["build", "--json", "--no-validate", "--templates", scale, "--out", str(tmp_path)],
+        "build": ["build", "--json", "--no-validate", "--templates", scale, "--out", str(gen)],
         "build --check": [
             "build",
             "--json",
@@ -228,10 +234,10 @@ def test_json_outputs_carry_schema_version_and_documented_keys(
             "--templates",
             scale,
             "--out",
-            str(tmp_path),
+            str(gen),
         ],
         "validate": ["validate", "--json", "--templates", str(GOOD_KERNELS / "seed.wgsl")],
-        "db show": ["db", "show", "--json", "--db", str(tmp_path / "none.jsonl")],
+        "db show": ["db", "show", "--json", "--db", str(_touched(tmp_path / "empty.jsonl"))],
     }
     for name, argv in runs.items():
         main(argv)

@@ -61,9 +61,14 @@ def test_show_latest_per_key_filters_and_reports_the_corrupt_line(db, capsys):
     assert code == 2 and "error: unknown kernel(s) x; known: " in err and out == ""
 
 
-def test_show_missing_database_is_empty(tmp_path, capsys):
-    code, out, _ = db_cmd(capsys, "show", "--db", str(tmp_path / "none.jsonl"))
-    assert code == 0 and "0 record(s)" in out
+def test_show_missing_database_is_empty_only_when_it_is_the_projects(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # outside a project: the default is tuning/results.jsonl
+    code, out, _ = db_cmd(capsys, "show")
+    assert code == 0 and "0 record(s)" in out  # before any tune
+    code, _, err = db_cmd(capsys, "show", "--db", str(tmp_path / "none.jsonl"))
+    assert code == 2 and "none.jsonl: no such results database" in err  # a mistyped --db
+    code, _, err = db_cmd(capsys, "prune", "--dry-run", "--db", str(tmp_path / "none.jsonl"))
+    assert code == 2 and "no such results database" in err
 
 
 def test_merge_combines_machines_without_duplicates(db, tmp_path, capsys):
@@ -122,5 +127,7 @@ def test_prune_drops_exactly_the_stale_renderings(tmp_path, capsys):
         current[1][0],
         "other__x",
     ]
-    code, out, _ = db_cmd(capsys, *args, "--all")
+    code, out, _ = db_cmd(capsys, *args, "--all")  # --kernel: --all reaches no further
+    assert "dropped 0 stale record(s), kept 3" in out
+    code, out, _ = db_cmd(capsys, *args[:-2], "--all")
     assert "dropped 1 stale record(s), kept 2" in out

@@ -20,6 +20,7 @@ from wgslgen.config import default_project
 from wgslgen.errors import WgslgenError
 from wgslgen.tune.bench import format_ns
 from wgslgen.tune.db import Record, ResultsDB, canonical_shape, latest, stale
+from wgslgen.tune.records import STATUSES
 
 DEFAULT_DB = Path("tuning/results.jsonl")
 
@@ -46,7 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_common_options(show, templates=False)
     show.add_argument("--kernel", action="append", metavar="K", help="only this kernel")
     show.add_argument("--shape", action="append", metavar="k=v,...", help="only this shape")
-    show.add_argument("--status", action="append", metavar="S", help="only this status")
+    show.add_argument(
+        "--status", action="append", choices=STATUSES, metavar="S",
+        help=f"only this status ({', '.join(STATUSES)})",
+    )  # fmt: skip
     show.add_argument("--all", action="store_true", help="every line, not just the latest")
     show.set_defaults(run=run_show)
 
@@ -65,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--all",
         action="store_true",
         help="also drop records of kernels the templates do not define (kept by default: "
-        "they may come from another --templates folder)",
+        "they may come from another --templates folder); with --kernel, only those named",
     )
     prune.add_argument("--dry-run", action="store_true", help="say what would go; change nothing")
     prune.set_defaults(run=run_prune)
@@ -99,9 +103,21 @@ def _project_kernels(args: argparse.Namespace) -> list[str]:
         return []
 
 
+def _existing_db(args: argparse.Namespace) -> Path:
+    """``args.db``; one given on the command line that is not there is refused (read as an
+    empty database, a mistyped path would find nothing, or prune nothing, and exit 0). The
+    project's own, before any tune wrote it, is empty."""
+    project = getattr(args, "project", None) or default_project()
+    if not args.db.is_file() and args.db.resolve() != Path(project.db).resolve():
+        raise WgslgenError(
+            f"{args.db}: no such results database", hint="`wgslgen tune` writes one", option="db"
+        )
+    return args.db
+
+
 def run_show(args: argparse.Namespace) -> int:
     """Print the records that match the filters."""
-    report = ResultsDB(args.db).load()
+    report = ResultsDB(_existing_db(args)).load()
     report_problems(args.db, report.problems)
     if args.kernel:
         check_kernel_names(args.kernel, _project_kernels(args), report.records)
@@ -213,19 +229,19 @@ def run_prune(args: argparse.Namespace) -> int:
     from wgslgen.tune.selection import current_keys
 
     defined = discover(args.templates)
-    db = ResultsDB(args.db)
+    db = ResultsDB(_existing_db(args))
     report = db.load()
     report_problems(args.db, report.problems)
     check_kernel_names(args.kernel, [k.name for k in defined], report.records)
-    # A kernel named that only the database knows (no longer defined) has no current
-    # renderings: its records are those of a kernel the templates do not define.
+    # A kernel named that only the database knows has no current renderings: all stale.
     kernels = [k for k in defined if not args.kernel or k.name in args.kernel]
     names = {k.name for k in kernels}
-    # Records of a defined kernel that --kernel left out were not judged: never dropped.
-    spared = {k.name for k in defined} - names
+    # With --kernel only the kernels named are judged (--all reaches no further): records
+    # of the others were not judged, and are never dropped.
+    scope, reach_all = (set(args.kernel), False) if args.kernel else (names, args.all)
 
     def doomed_of(records: Iterable[Record]) -> list[Record]:
-        return [r for r in stale(records, keep, names, args.all) if r.kernel not in spared]
+        return stale(records, keep, scope, reach_all)
 
     # Only the variants the database is about are rendered (a space may hold millions).
     total = sum(len(recorded_variants(k, report.records)) for k in kernels if k.problem)

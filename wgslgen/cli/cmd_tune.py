@@ -163,9 +163,9 @@ def run(args: argparse.Namespace) -> int:
         names = ", ".join(k.name for k in kernels)
         raise WgslgenError(f"name the kernel(s) to tune with --kernel (found: {names})")
     if args.plot:
-        from wgslgen.tune.plot import require_matplotlib
+        from wgslgen.tune.plot import check_plot_path
 
-        require_matplotlib()
+        args.plot = check_plot_path(args.plot)
     if args.selection.exists():
         read_selection(args.selection)  # refuse a broken file before spending time
     overrides = parse_overrides(args.set)

@@ -23,6 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "exists)",
     )
     p.add_argument(
+        "--db",
+        type=Path,
+        help="the tuning results database the selection was made from (default: the "
+        "project's db setting; outside a project, results.jsonl beside the selection)",
+    )
+    p.add_argument(
         "--lang",
         default="",
         help="bindings to write: rust,ts,py (comma-separated; default none: the shaders and "
@@ -50,11 +56,17 @@ def _inputs(args: argparse.Namespace) -> dict:
     from wgslgen.vendor.folder import recorded_path
 
     selection = args.selection
+    project = getattr(args, "project", None)
     if selection is None:
-        project = getattr(args, "project", None)
         default = project.selection if project is not None else DEFAULT_SELECTION
         selection = default if default.is_file() else None
-    return {
+    db = args.db
+    if db is None and project is not None and project.file is not None and selection:
+        db = project.db  # the project's, wherever its settings put it
+    beside = selection.parent / "results.jsonl" if selection else None  # the default
+    recorded = db is not None and db.is_file() and (not beside or db.resolve() != beside.resolve())
+    inputs = {"db": recorded_path(db, args.out)} if recorded else {}
+    return inputs | {
         "kernels": sorted(args.kernel or []),
         "selection": recorded_path(selection, args.out) if selection else None,
         "langs": sorted({x.strip() for x in args.lang.split(",") if x.strip()}),
@@ -84,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     # Named here as given: regenerate()'s messages speak of what a manifest recorded.
     if args.selection is not None and not args.selection.is_file():
         raise WgslgenError(f"{args.selection}: no such file", option="selection")
+    if args.db is not None and not args.db.is_file():
+        raise WgslgenError(f"{args.db}: no such file", option="db")
     for t in args.templates or []:
         if not Path(t).exists():
             raise WgslgenError(f"{t}: no such templates folder or file", option="templates")

@@ -26,6 +26,23 @@ def require_matplotlib() -> Any:
     return plt
 
 
+def check_plot_path(out: Path) -> Path:
+    """The file the plot will be written to (``.png`` added when it has no suffix), refused
+    up front when matplotlib cannot write its format (not after the whole tune)."""
+    plt = require_matplotlib()
+    if not out.suffix:
+        return out.with_suffix(".png")  # matplotlib's default: say the name it writes
+    formats = plt.figure().canvas.get_supported_filetypes()
+    plt.close("all")
+    if out.suffix[1:].lower() not in formats:
+        raise WgslgenError(
+            f"{out}: matplotlib writes no {out.suffix} files; use one of "
+            f"{', '.join('.' + f for f in sorted(formats))}",
+            option="plot",
+        )
+    return out
+
+
 def plot_reports(reports: Sequence[Any], out: Path | str, device_label: str) -> None:
     """Horizontal bars of median time (IQR as error bars) per passing variant, per shape."""
     plt = require_matplotlib()

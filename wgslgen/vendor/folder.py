@@ -189,10 +189,19 @@ def regenerate(inputs: dict[str, Any], out: Path, engines: list[str] | None = No
             f"{sel}: no such file (the selection {out} was vendored with, recorded relative to it)",
             option="selection",
         )
+    db = _resolved(inputs["db"], out) if inputs.get("db") else None
+    if db is not None and not db.is_file():
+        raise WgslgenError(
+            f"{db}: no such file (the results database {out} was vendored with, recorded "
+            "relative to it)",
+            option="db",
+        )
     strict = bool(inputs.get("strict"))
     langs = inputs.get("langs") or []
     known = [k.name for k in every]
-    return plan_vendor(kernels, sel, langs, engines, inputs=inputs, strict=strict, known=known)
+    return plan_vendor(
+        kernels, sel, langs, engines, inputs=inputs, strict=strict, known=known, db=db
+    )
 
 
 def check_folder(out: Path, engines: list[str] | None = None) -> list[Finding]:

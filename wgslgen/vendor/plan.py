@@ -125,14 +125,19 @@ def plan_vendor(
     inputs: dict[str, Any] | None = None,
     strict: bool = False,
     known: Sequence[str] = (),
+    db: Path | None = None,
 ) -> VendorPlan:
     """The whole vendored folder in memory (deterministic: same inputs, same bytes).
+
+    ``db``: the results database the selection was made from (default: results.jsonl beside
+    the selection); its timings give the device facts and the wide alternates.
 
     ``known``: every kernel of the templates, also those not vendored (``--kernel``): the
     selection may name them."""
     plan = VendorPlan()
     entries = _load_selection(selection, [*known, *(k.name for k in kernels)], strict, plan)
-    facts = rl.tuning_facts(selection.parent / "results.jsonl") if selection else rl.TuningFacts()
+    results = db or (selection.parent / "results.jsonl" if selection else None)
+    facts = rl.tuning_facts(results) if results else rl.TuningFacts()
     plan.warnings += [f"{line}; unreadable record skipped" for line in facts.unreadable]
     chosen, verdicts, fallbacks, widening = choose(
         kernels, entries, selection, strict, engines, plan, facts

@@ -1,0 +1,56 @@
+"""The tuning lifecycle as a project sets it up (a fourth audit): a results database at a path
+of the project's choosing reaches `vendor`, and a plot file matplotlib cannot write is
+refused before the tune, not after it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wgslgen.cli import main
+
+from .conftest import GOOD_KERNELS
+
+FAST = ["--l2-bytes", "1M", "--rounds", "3", "--adapter", "cpu", "--shape", "n=1000"]
+TUNE = ["tune", "--kernel", "scale", "--set", "s=f32", "--set", "wg=32", "--set", "wg=64", *FAST]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(GOOD_KERNELS / "scale", tmp_path / "kernels" / "scale")
+    Path("wgslgen.toml").write_text('templates = ["kernels"]\ndb = "perf/timings.jsonl"\n')
+    return tmp_path
+
+
+def test_vendor_reads_the_projects_db_wherever_it_is(project: Path, capsys) -> None:
+    # vendor looked for results.jsonl beside the selection only: every tuned rule was
+    # dropped with a warning, and vendor, --strict and --check all exited 0.
+    assert main(TUNE) == 0
+    assert Path("perf/timings.jsonl").is_file() and not Path("tuning/results.jsonl").exists()
+    capsys.readouterr()
+    assert main(["vendor", "--out", "app/k", "--lang", "py", "--strict"]) == 0
+    out = capsys.readouterr().out
+    assert "dropped" not in out and "no device facts" not in out, out
+    manifest = json.loads(Path("app/k/manifest.json").read_text())
+    assert manifest["kernels"]["scale"]["selection"]["rules"], manifest["kernels"]["scale"]
+    assert manifest["inputs"]["db"] == "../../perf/timings.jsonl"
+    assert main(["vendor", "--check", "app/k"]) == 0
+    Path("perf/timings.jsonl").rename("perf/moved.jsonl")
+    assert main(["vendor", "--check", "app/k"]) == 2
+    assert "timings.jsonl: no such file (the results database" in capsys.readouterr().err
+
+
+def test_a_plot_format_matplotlib_cannot_write_is_refused_before_tuning(
+    project: Path, capsys
+) -> None:
+    assert main([*TUNE, "--plot", "out.txt", "--json"]) == 2
+    captured = capsys.readouterr()
+    assert "--plot: out.txt: matplotlib writes no .txt files" in captured.err
+    assert json.loads(captured.out)["exit_code"] == 2  # the one --json object
+    assert not Path("perf/timings.jsonl").exists()  # nothing was measured
+    assert main([*TUNE, "--plot", "timing"]) == 0
+    assert Path("timing.png").is_file() and "plot: timing.png" in capsys.readouterr().out
