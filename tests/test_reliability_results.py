@@ -272,3 +272,10 @@ def test_an_axis_added_with_its_precondition_keeps_the_other_variants_records(
     assert {n: after[n] for n in before} == before
     fixed = [n for n in after if n.endswith("_fn1000")]
     assert fixed and all(after[n] != before[n.removesuffix("_fn1000")] for n in fixed)
+
+
+def test_the_shipped_record_and_selection_schemas_are_current() -> None:
+    # docs/json-output.md points consumers at these files.
+    for name, doc in records.schemas().items():
+        shipped = records.SCHEMA_DIR / name
+        assert shipped.read_text() == records.schema_text(doc), f"regenerate {shipped}"
