@@ -54,3 +54,25 @@ def test_a_plot_format_matplotlib_cannot_write_is_refused_before_tuning(
     assert not Path("perf/timings.jsonl").exists()  # nothing was measured
     assert main([*TUNE, "--plot", "timing"]) == 0
     assert Path("timing.png").is_file() and "plot: timing.png" in capsys.readouterr().out
+
+
+def test_an_interrupted_tune_keeps_the_shapes_it_decided(
+    project: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every record was kept, but the selection lost the shapes already decided.
+    from wgslgen.tune.runner import TuneSession
+
+    real_run, calls = TuneSession.run, []
+
+    def run_then_interrupt(self, plan):  # a Ctrl-C while the second shape is tuned
+        calls.append(plan)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_run(self, plan)
+
+    monkeypatch.setattr(TuneSession, "run", run_then_interrupt)
+    argv = [a for a in TUNE if a not in ("--shape", "n=1000")]
+    assert main([*argv, "--shape", "n=1000", "--shape", "n=3000"]) == 130
+    assert "holds the 1 shape(s) decided before the interrupt" in capsys.readouterr().err
+    entries = json.loads(Path("tuning/selection.json").read_text())["entries"]
+    assert [e["shape"] for e in entries] == ["n=1000"]

@@ -299,11 +299,19 @@ def _tune_here(args: Any, options: TuneOptions, db: ResultsDB, plans: Any):
         todo = plans(session)
         with progress("tuning", sum(p.steps for p in todo), enabled=not args.json) as bar:
             session.on_step = bar.advance
-            for plan in todo:
-                report = session.run(plan)
-                session.select(report)
-                reports.append(report)
-                if not args.json:
-                    print_shape(report, args.top)
+            try:
+                for plan in todo:
+                    report = session.run(plan)
+                    session.select(report)
+                    reports.append(report)
+                    if not args.json:
+                        print_shape(report, args.top)
+            except KeyboardInterrupt:  # the shapes already decided keep their decision
+                entries = [r.selection for r in reports if r.selection is not None]
+                if entries:
+                    _update_selection(args.selection, reports, entries)
+                    warn(f"{args.selection}: holds the {len(entries)} shape(s) decided before "
+                         "the interrupt")  # fmt: skip
+                raise
         device = {"label": session.device_label, "digest": session.device_key.digest()}
         return reports, session.totals, device
