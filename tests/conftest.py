@@ -33,6 +33,15 @@ def templates_copy(tmp_path: Path) -> Path:
     return dest
 
 
+def scale_project(root: Path, monkeypatch: pytest.MonkeyPatch, config: str) -> Path:
+    """A project at ``root`` (made the current folder) whose one kernel is a copy of the
+    `scale` fixture, with ``config`` as its wgslgen.toml."""
+    monkeypatch.chdir(root)
+    shutil.copytree(GOOD_KERNELS / "scale", root / "kernels" / "scale")
+    (root / "wgslgen.toml").write_text(config)
+    return root
+
+
 @contextmanager
 def cpu_harness(timeout: float) -> Iterator[Harness]:
     """A harness on lavapipe. scripts/setup.sh installs it, so its absence fails the test."""

@@ -12,7 +12,7 @@ import pytest
 
 from wgslgen.cli import main
 
-from .conftest import GOOD_KERNELS
+from .conftest import scale_project
 
 FAST = ["--l2-bytes", "1M", "--rounds", "3", "--adapter", "cpu", "--shape", "n=1000"]
 
@@ -20,10 +20,7 @@ FAST = ["--l2-bytes", "1M", "--rounds", "3", "--adapter", "cpu", "--shape", "n=1
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project (the current folder) whose one kernel is a copy of `scale`."""
-    monkeypatch.chdir(tmp_path)
-    shutil.copytree(GOOD_KERNELS / "scale", tmp_path / "kernels" / "scale")
-    Path("wgslgen.toml").write_text('templates = ["kernels"]\nbundled = false\n')
-    return tmp_path
+    return scale_project(tmp_path, monkeypatch, 'templates = ["kernels"]\nbundled = false\n')
 
 
 def test_a_renamed_kernel_leaves_no_stale_files_and_vendor_skips_its_entries(

@@ -5,14 +5,13 @@ refused before the tune, not after it."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from wgslgen.cli import main
 
-from .conftest import GOOD_KERNELS
+from .conftest import scale_project
 
 FAST = ["--l2-bytes", "1M", "--rounds", "3", "--adapter", "cpu", "--shape", "n=1000"]
 TUNE = ["tune", "--kernel", "scale", "--set", "s=f32", "--set", "wg=32", "--set", "wg=64", *FAST]
@@ -20,10 +19,10 @@ TUNE = ["tune", "--kernel", "scale", "--set", "s=f32", "--set", "wg=32", "--set"
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    shutil.copytree(GOOD_KERNELS / "scale", tmp_path / "kernels" / "scale")
-    Path("wgslgen.toml").write_text('templates = ["kernels"]\ndb = "perf/timings.jsonl"\n')
-    return tmp_path
+    """A project whose results database is not beside its selection."""
+    return scale_project(
+        tmp_path, monkeypatch, 'templates = ["kernels"]\ndb = "perf/timings.jsonl"\n'
+    )
 
 
 def test_vendor_reads_the_projects_db_wherever_it_is(project: Path, capsys) -> None:
