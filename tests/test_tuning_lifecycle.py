@@ -75,3 +75,23 @@ def test_an_interrupted_tune_keeps_the_shapes_it_decided(
     assert "holds the 1 shape(s) decided before the interrupt" in capsys.readouterr().err
     entries = json.loads(Path("tuning/selection.json").read_text())["entries"]
     assert [e["shape"] for e in entries] == ["n=1000"]
+
+
+def test_merge_refuses_a_record_whose_device_info_is_not_its_key(project: Path, capsys) -> None:
+    # An edited copy labelled lavapipe's timings "NVIDIA H100": db show and vendor's rules
+    # then named a device that never ran them.
+    assert main(TUNE) == 0
+    lines = Path("perf/timings.jsonl").read_text().splitlines()
+    kept, edited = json.loads(lines[0]), json.loads(lines[0])
+    kept["measured_at"] = "2030-01-01T00:00:00Z"  # another measurement of the same key
+    edited["measured_at"] = "2030-01-02T00:00:00Z"
+    edited["device_info"]["device"] = "NVIDIA H100 80GB HBM3"
+    Path("other.jsonl").write_text(json.dumps(kept) + "\n" + json.dumps(edited) + "\n")
+    capsys.readouterr()
+    assert main(["db", "merge", "other.jsonl", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["added"] == 1
+    err = " ".join(captured.err.split())
+    assert "other.jsonl:2:" in err and "NVIDIA H100 80GB HBM3" in err, err
+    assert "is not the device of key.device" in err
+    assert len(Path("perf/timings.jsonl").read_text().splitlines()) == len(lines) + 1

@@ -75,6 +75,22 @@ class RecordModel(_Strict):
             raise ValueError("a record with status 'ok' needs a measurement")
         return self
 
+    @model_validator(mode="after")
+    def _device_info_is_its_key(self) -> RecordModel:
+        # An edited device_info would put one device's timings under another's name (and
+        # vendor's rules): a full one must be the device its key's digest was made from.
+        from wgslgen.run.device import DeviceKey
+
+        fields = DeviceKey.__dataclass_fields__
+        if set(fields) <= set(self.device_info):
+            made = DeviceKey(**{f: str(self.device_info[f]) for f in fields})
+            if made.digest() != self.key.device:
+                raise ValueError(
+                    f"device_info ({made.label()}) is not the device of key.device "
+                    f"{self.key.device}: edited after it was measured?"
+                )
+        return self
+
 
 class ChoiceModel(_Strict):
     """A chosen variant and its median time."""
