@@ -111,6 +111,7 @@ def test_a_bad_value_never_prints_a_traceback(
 def test_db_show_with_a_malformed_shape_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (tmp_path / "r.jsonl").touch()  # a database that is there: the shape is what is wrong
     code = main(["db", "show", "--db", str(tmp_path / "r.jsonl"), "--shape", "foo"])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
