@@ -218,6 +218,17 @@ def test_test_and_tune_refuse_a_fractional_u32_size_before_the_device(
     assert not (here / "r.jsonl").exists() and not (here / "s.json").exists()
 
 
+def test_tune_refuses_a_shape_of_other_sizes_before_the_device(
+    here: Path, capsys, no_device: None
+) -> None:
+    wrong = [*DQ_SPLIT[:-1], "head_dim=64,n_heads=4,history=9"]  # Reached: it got to the device
+    code, out, err = cli(capsys, "tune", *wrong, "--db", str(here / "r.jsonl"),
+                         "--selection", str(here / "s.json"))  # fmt: skip
+    assert code == 2, out + err
+    assert "missing n_kv_heads, history_len; unknown history" in err
+    assert not (here / "r.jsonl").exists() and not (here / "s.json").exists()
+
+
 def test_check_shape_values_refuses_what_the_uniform_cannot_hold() -> None:
     (spec,) = discover([GOOD_KERNELS / "scale"])  # uniform: n u32, alpha f32
     with pytest.raises(WgslgenError, match=r"n = 2\.5 is not an integer .*u32"):

@@ -36,7 +36,7 @@ from wgslgen.render.build import apply_overrides, parse_overrides
 from wgslgen.render.renderer import RenderedVariant
 from wgslgen.run.borrowed_reference import with_reference
 from wgslgen.run.harness import CaseResult, Harness, Report
-from wgslgen.spec.kernel import KernelSpec, format_shape
+from wgslgen.spec.kernel import KernelSpec, format_shape, shape_mismatch
 
 _CELL = {
     "pass": "[green]pass[/]",
@@ -106,14 +106,8 @@ def _check_shapes(kernels: Sequence[KernelSpec], shapes: Sequence[dict] | None) 
             continue
         if len(runnable) == 1:
             (k,) = runnable
-            missing = [s for s in k.problem.sizes if s not in shape]
-            unknown = sorted(set(shape) - set(k.problem.sizes))
-            what = [f"missing {', '.join(missing)}"] if missing else []
-            what += [f"unknown {', '.join(unknown)}"] if unknown else []
-            raise WgslgenError(
-                f"kernel {k.name}: shape {format_shape(shape)} must set exactly "
-                f"{', '.join(k.problem.sizes)}; {'; '.join(what)}",
-            )
+            why = shape_mismatch(k.problem.sizes, shape)
+            raise WgslgenError(f"kernel {k.name}: shape {format_shape(shape)} {why}")
         wanted = "; ".join(f"{k.name}: {', '.join(k.problem.sizes)}" for k in runnable)
         raise WgslgenError(
             f"shape {format_shape(shape)} sets exactly the sizes of none of the kernels ({wanted})",

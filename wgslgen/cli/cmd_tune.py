@@ -33,6 +33,7 @@ from wgslgen.cli.output import (
 from wgslgen.cli.tune_output import method_line, print_shape, print_summary, report_json
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import parse_overrides
+from wgslgen.spec.kernel import format_shape, shape_mismatch
 from wgslgen.spec.space import overridden
 from wgslgen.tune.db import ResultsDB, check_writable, read_selection
 from wgslgen.tune.runner import ShapeReport, TuneOptions, TuneSession
@@ -169,10 +170,11 @@ def run(args: argparse.Namespace) -> int:
     if args.selection.exists():
         read_selection(args.selection)  # refuse a broken file before spending time
     overrides = parse_overrides(args.set)
-    for spec in kernels:  # a shape the uniform cannot hold: before the adapter starts
-        for shape in args.shape or []:
-            if spec.problem is not None and set(shape) == set(spec.problem.sizes):
-                spec.check_shape_values(shape)
+    for spec in kernels:  # a shape of other sizes, or one the uniform cannot hold: first
+        for shape in (args.shape or []) if spec.problem is not None else ():
+            if why := shape_mismatch(spec.problem.sizes, shape):
+                raise WgslgenError(f"kernel {spec.name}: shape {format_shape(shape)} {why}")
+            spec.check_shape_values(shape)
     options = _options(args)
     if args.ray is not None:
         from wgslgen.tune.fleet import import_ray

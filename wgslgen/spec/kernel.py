@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -252,15 +252,8 @@ class Variant:
         problem = self.spec.problem
         if problem is None:
             raise WgslgenError(f"kernel {self.spec.name} declares no [problem]; it cannot run")
-        missing = [s for s in problem.sizes if s not in shape]
-        extra = [s for s in shape if s not in problem.sizes]
-        if missing or extra:
-            raise ShapeError(
-                f"kernel {self.spec.name}: shape {format_shape(shape)} "
-                + (f"lacks {', '.join(missing)} " if missing else "")
-                + (f"has unknown {', '.join(extra)} " if extra else "")
-                + f"(sizes: {', '.join(problem.sizes)})"
-            )
+        if why := shape_mismatch(problem.sizes, shape):
+            raise ShapeError(f"kernel {self.spec.name}: shape {format_shape(shape)} {why}")
         # A size is an integer; a float parameter (e.g. eps) stays a float.
         sizes = {k: _size(shape[k]) for k in problem.sizes}
         scope: dict[str, Any] = {**self.params, **sizes}
@@ -346,6 +339,17 @@ class Case:
 def format_shape(shape: Mapping[str, Any]) -> str:
     """Canonical ``k=v,k=v`` text of a shape (keys sorted)."""
     return ",".join(f"{k}={shape[k]}" for k in sorted(shape))
+
+
+def shape_mismatch(sizes: Sequence[str], shape: Mapping[str, Any]) -> str | None:
+    """``must set exactly a, b; missing b; unknown c``, or None when ``shape`` sets ``sizes``."""
+    missing = [s for s in sizes if s not in shape]
+    unknown = sorted(set(shape) - set(sizes))
+    if not missing and not unknown:
+        return None
+    what = [f"missing {', '.join(missing)}"] if missing else []
+    what += [f"unknown {', '.join(unknown)}"] if unknown else []
+    return f"must set exactly {', '.join(sizes)}; {'; '.join(what)}"
 
 
 def parse_shape(text: str) -> dict[str, int | float]:

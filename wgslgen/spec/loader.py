@@ -21,6 +21,7 @@ from wgslgen.spec.kernel import (
     ProblemSpec,
     Tolerance,
     read_toml,
+    shape_mismatch,
 )
 from wgslgen.spec.schema import SAFE_NAME
 from wgslgen.spec.schema_errors import parse
@@ -346,15 +347,8 @@ def _expressions(texts: list[str], path: Path, loc: tuple[str | int, ...], scope
 def _parse_shapes(shapes: list[dict[str, Any]], problem, uniform, path: Path, section: str):
     for i, shape in enumerate(shapes):
         where = _at(path, section, "shapes", i)
-        if problem is not None:
-            missing = [s for s in problem.sizes if s not in shape]
-            unknown = sorted(set(shape) - set(problem.sizes))
-            if missing or unknown:
-                what = [f"missing {', '.join(missing)}"] if missing else []
-                what += [f"unknown {', '.join(unknown)}"] if unknown else []
-                raise WgslgenError(
-                    f"{where} must set exactly {', '.join(problem.sizes)}; {'; '.join(what)}"
-                )
+        if problem is not None and (why := shape_mismatch(problem.sizes, shape)):
+            raise WgslgenError(f"{where} {why}")
         if uniform and (why := uniform.refusal(shape)):
             raise WgslgenError(f"{where}: {why}")
         yield dict(shape)  # integers stay int; a float parameter (e.g. eps) stays float

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wgslgen.errors import WgslgenError
-from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
+from wgslgen.spec.kernel import KernelSpec, Variant, format_shape, shape_mismatch
 from wgslgen.spec.space import SpaceCount, VariantSpace
 from wgslgen.tune import search
 from wgslgen.tune.selection import Candidate, ShapePlan
@@ -123,11 +123,8 @@ def plan_shape(
     kernel's whole space): rendered up front, or drawn lazily (see the module's doc)."""
     if spec.problem is None:
         raise WgslgenError(f"kernel {spec.name} declares no [problem]; it cannot be tuned")
-    if set(shape) != set(spec.problem.sizes):
-        raise WgslgenError(
-            f"kernel {spec.name}: shape {format_shape(shape)} must set exactly "
-            f"{', '.join(spec.problem.sizes)}"
-        )
+    if why := shape_mismatch(spec.problem.sizes, shape):
+        raise WgslgenError(f"kernel {spec.name}: shape {format_shape(shape)} {why}")
     spec.check_shape_values(shape)
     space = spec.space if variants is None else variants
     if isinstance(space, VariantSpace) and lazy(session.options, space.count):

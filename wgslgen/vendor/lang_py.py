@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
+from wgslgen.vendor.names import kernel_type_name
+
 _INIT = '''"""Vendored WGSL kernels: {generator}, ABI {abi}. Generated: do not edit.
 
     import {{this package}} as kernels
@@ -96,7 +98,7 @@ def run(device: Any, plan: Plan, buffers: Mapping[str, Any]) -> None:
 
 
 def _class_name(kernel: str) -> str:
-    return "".join(p.capitalize() for p in kernel.split("_")) + "Shape"
+    return kernel_type_name(kernel) + "Shape"
 
 
 def python_files(manifest: dict[str, Any]) -> dict[str, bytes]:

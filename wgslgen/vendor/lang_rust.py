@@ -16,6 +16,7 @@ from collections.abc import Collection
 from typing import Any
 
 from wgslgen.vendor.expr import is_float
+from wgslgen.vendor.names import kernel_type_name
 
 _BIN = {"add": "+", "sub": "-", "mul": "*"}
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
@@ -152,10 +153,6 @@ def _rs_int(op: str, a: list[str]) -> str:
     return f"({out})"
 
 
-def _camel(name: str) -> str:
-    return "".join(p.capitalize() for p in name.split("_"))
-
-
 def _lit(text: str) -> str:
     return json.dumps(text)  # a JSON string is a valid Rust string literal for these texts
 
@@ -212,7 +209,7 @@ def _uniform(v: dict[str, Any], floats: Collection[str]) -> list[str]:
 
 
 def _variant_module(name: str, v: dict[str, Any]) -> str:
-    kshape = f"super::{_camel(v['kernel'])}Shape"
+    kshape = f"super::{kernel_type_name(v['kernel'])}Shape"
     floats = _floats(v)
     names = list(v["sizes"]) + [d["name"] for d in v["derived"]]
     lets = "\n".join(
@@ -301,7 +298,7 @@ def _shape_types(manifest: dict[str, Any]) -> str:
     out = []
     arms_get, arms_kernel = [], []
     for kernel, k in sorted(manifest["kernels"].items()):
-        cam = _camel(kernel)
+        cam = kernel_type_name(kernel)
         floats = _kernel_floats(manifest, kernel)
         fields = " ".join(f"pub {s}: {_ty(s in floats)}," for s in k["sizes"])
         out.append(
@@ -312,7 +309,9 @@ def _shape_types(manifest: dict[str, Any]) -> str:
         bound = "s" if gets else "_"
         arms_get.append(f"            Shape::{cam}({bound}) => match name {{ {gets} _ => None }},")
         arms_kernel.append(f"            Shape::{cam}(_) => {_lit(kernel)},")
-    variants = " ".join(f"{_camel(k)}({_camel(k)}Shape)," for k in sorted(manifest["kernels"]))
+    variants = " ".join(
+        f"{kernel_type_name(k)}({kernel_type_name(k)}Shape)," for k in sorted(manifest["kernels"])
+    )
     out.append(f"#[derive(Clone, Copy, Debug, PartialEq)]\npub enum Shape {{ {variants} }}")
     out.append(
         "impl Shape {\n    pub fn get(&self, name: &str) -> Option<i64> {\n        match self {\n"
@@ -327,7 +326,7 @@ def _shape_types(manifest: dict[str, Any]) -> str:
 def _dispatcher(manifest: dict[str, Any]) -> str:
     arms = []
     for name, v in sorted(manifest["variants"].items()):
-        cam = _camel(v["kernel"])
+        cam = kernel_type_name(v["kernel"])
         arms.append(
             f"        ({_lit(name)}, Shape::{cam}(s)) => {{ let v = {name}::vars(s); "
             f"Some(Parts {{ name: {name}::NAME, kernel: {_lit(v['kernel'])}, wgsl: {name}::WGSL, "

@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-
-def _camel(kernel: str) -> str:
-    return "".join(p.capitalize() for p in kernel.split("_"))
+from wgslgen.vendor.names import kernel_type_name
 
 
 def _kernel_rows(manifest: dict[str, Any]) -> list[str]:
@@ -48,6 +46,7 @@ def _usage(manifest: dict[str, Any], langs: Sequence[str], package: str) -> list
     kernel = sorted(manifest["kernels"])[0]
     sizes = manifest["kernels"][kernel]["sizes"]
     values = ", ".join(f"{s}=..." for s in sizes)
+    shape_type = f"{kernel_type_name(kernel)}Shape"
     out = []
     if "py" in langs:
         out += [
@@ -55,7 +54,7 @@ def _usage(manifest: dict[str, Any], langs: Sequence[str], package: str) -> list
             "",
             "```python",
             "import <this folder> as kernels",
-            f'plan = kernels.select(adapter, "{kernel}", kernels.{_camel(kernel)}Shape({values}))',
+            f'plan = kernels.select(adapter, "{kernel}", kernels.{shape_type}({values}))',
             "features, limits = kernels.required(plan)  # request the device with these",
             'data = kernels.encode(plan, "<binding>", array)  # as plan.encodings says',
             "kernels.run(device, plan, {name: gpu_buffer, ...})",
@@ -82,8 +81,8 @@ def _usage(manifest: dict[str, Any], langs: Sequence[str], package: str) -> list
             "`rust/wgpu_glue.rs`):",
             "",
             "```rust",
-            f"let shape = {package}::Shape::{_camel(kernel)}("
-            f"{package}::{_camel(kernel)}Shape {{ {rs_values} }});",
+            f"let shape = {package}::Shape::{kernel_type_name(kernel)}("
+            f"{package}::{shape_type} {{ {rs_values} }});",
             f"let plan = {package}::select(&facts, &shape)?;  // Err(NoViable) says why",
             "// plan.wgsl, plan.uniform, plan.dispatch, plan.buffer_sizes, plan.encodings",
             "```",
