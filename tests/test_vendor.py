@@ -15,6 +15,7 @@ from wgslgen.errors import WgslgenError
 from wgslgen.vendor import candidates, conformance, folder, models
 from wgslgen.vendor import plan as vplan
 from wgslgen.vendor.expr import evaluate, to_tree, to_value
+from wgslgen.vendor.runtime import wgslgen_gpu as gpu_rt
 from wgslgen.vendor.runtime import wgslgen_runtime as rt
 
 
@@ -194,11 +195,44 @@ def test_swiftshader_like_adapter_falls_back_from_f16(vendored):
             assert v["params"].get("storage") in ("f32", "pf16", None)
 
 
+def test_a_shape_no_variant_can_run_is_refused_with_reasons_not_a_crash(vendored):
+    """Every runtime must say why (the Node client compares these reasons word for word)."""
+    _, _plan, cases = vendored
+    zero = [c for c in cases["selector"] if set(c["shape"].values()) == {0}]
+    assert zero and all(c["expect"] is None for c in zero)
+    assert any(
+        "derived value heads_per_kv divides by zero" in r for c in zero for r in c["reasons"]
+    )
+    past_u32 = [c for c in cases["selector"] if 2**32 + 4 in c["shape"].values()]
+    assert all(c["expect"] is None for c in past_u32)
+    reasons = [r for c in past_u32 for r in c["reasons"]]
+    assert any("uniform field history_len = 4294967300 does not fit u32" in r for r in reasons)
+
+
+def test_required_limits_cover_the_buffers_of_a_large_shape(vendored):
+    """A default device refuses a binding over 128 MiB: the plan must say to ask for more."""
+    _, plan, _cases = vendored
+    name = next(n for n, v in plan.manifest["variants"].items() if "k_hist" in
+                {b["name"] for b in v["bindings"]})  # fmt: skip
+    v = plan.manifest["variants"][name]
+    shape = {s: 4 for s in v["sizes"]} | {"head_dim": 64, "history_len": 2**20, "pos": 2**20 - 1}
+    p = rt.plan_for(plan.manifest, name, {s: shape[s] for s in v["sizes"]})
+    need = rt.required_limits(v, p)
+    assert need["maxStorageBufferBindingSize"] == p.buffer_sizes["k_hist"] > 2**27, need
+    small = rt.plan_for(plan.manifest, name, {s: 4 for s in v["sizes"]} | {"head_dim": 64})
+    assert "maxStorageBufferBindingSize" not in rt.required_limits(v, small)
+
+
 def test_python_client_in_a_fresh_interpreter(vendored, tmp_path):
     out, plan, _cases = vendored
     lines = vh.run_python_client(out, tmp_path)
     results, footer = lines[:-1], lines[-1]
     assert not footer["wgslgen_imported"]
+    for variant, got, want in footer["requirements"]:  # features and limits, wgpu-py's names
+        assert got == want, variant
+    assert any(
+        "max-storage-buffer-binding-size" in want[1] for _, _, want in footer["requirements"]
+    )
     assert {r["variant"] for r in results} == set(plan.manifest["variants"])
     assert [r for r in results if not r["ok"]] == []
     # a buffer smaller than the binding needs is refused, naming it and its encoding
@@ -225,10 +259,10 @@ def test_plan_encodings_and_encode_match_wgslgens_own(vendored):
         assert p.encodings == wanted, name
         for binding, enc in p.encodings.items():
             values = np.linspace(-2.0, 3.0, 7) if enc not in ("u32",) else np.arange(7)
-            assert rt.encode(p, binding, values) == ENCODINGS[enc].encode(values), (name, enc)
-            back = rt.decode(p, binding, rt.encode(p, binding, values), 7)
+            assert gpu_rt.encode(p, binding, values) == ENCODINGS[enc].encode(values), (name, enc)
+            back = gpu_rt.decode(p, binding, gpu_rt.encode(p, binding, values), 7)
             assert np.allclose(back, values, rtol=1e-3), (name, binding)
             seen.add(enc)
     assert {"f32", "f16"} <= seen
     with pytest.raises(ValueError, match="no caller binding 'nope'"):
-        rt.encode(p, "nope", [1.0])
+        gpu_rt.encode(p, "nope", [1.0])

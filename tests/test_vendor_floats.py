@@ -22,6 +22,7 @@ from wgslgen.errors import WgslgenError
 from wgslgen.vendor import conformance, folder, rules
 from wgslgen.vendor.expr import OPS, evaluate, is_float, to_int_tree, to_tree, to_value
 from wgslgen.vendor.plan import plan_vendor
+from wgslgen.vendor.runtime import wgslgen_gpu as gpu_rt
 from wgslgen.vendor.runtime import wgslgen_runtime as rt
 
 RUSTC = shutil.which("rustc")
@@ -258,9 +259,9 @@ def test_python_run_wants_gpu_buffers(starter):
     variant = manifest["variants"][name]
     plan = rt.plan_for(manifest, name, {"rows": 2, "dim": 8, "eps": 1e-5})
     with pytest.raises(TypeError, match=r"buffers\['x'\] is a ndarray, not a wgpu.GPUBuffer"):
-        rt.run(None, variant, plan, {"x": np.zeros(16, np.float32)}, "")
+        gpu_rt.run(None, variant, plan, {"x": np.zeros(16, np.float32)}, "")
     with pytest.raises(ValueError, match=r"no binding 'xx'; bindings: params, x, w, y"):
-        rt.run(None, variant, plan, {"xx": np.zeros(16, np.float32)}, "")
+        gpu_rt.run(None, variant, plan, {"xx": np.zeros(16, np.float32)}, "")
     assert "wgpu.GPUBuffer" in (out / "__init__.py").read_text().split("def run(", 1)[1]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,6 +16,7 @@ from tests import vendor_helpers as vh
 from tests.conftest import ROOT
 
 RUNTIME = ROOT / "wgslgen" / "vendor" / "runtime" / "ts"
+README = ROOT / "README.md"
 TSC = vh.TSC
 
 
@@ -81,6 +83,18 @@ def test_vendored_ts_module_typechecks(vendored):
     if not TSC.exists():
         pytest.skip("typescript not installed")
     vh.ts_module_typechecks(out / "ts" / "wgslgen_kernels.ts")
+
+
+def test_readmes_typescript_example_typechecks(vendored, tmp_path):
+    """README's TypeScript block, as written, under tsc --strict with @webgpu/types."""
+    if not TSC.exists():
+        pytest.skip("typescript not installed")
+    block = re.search(r"```js\n(import \{ selectVariant.*?)```", README.read_text(), re.S)
+    assert block, "README lost its TypeScript example"
+    shutil.copytree(vendored[0] / "ts", tmp_path / "kernels" / "ts")
+    declared = "declare const k_hist: GPUBuffer, v_hist: GPUBuffer, q: GPUBuffer, out: GPUBuffer;"
+    (tmp_path / "app.ts").write_text(f"{declared}\n{block.group(1)}export {{}};\n")
+    vh.ts_module_typechecks(tmp_path / "app.ts")
 
 
 @pytest.mark.skipif(ICD is None, reason="Debian chromium (SwiftShader ICD) not installed")

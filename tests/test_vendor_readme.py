@@ -83,3 +83,22 @@ def test_a_narrower_lang_says_what_it_removed(
     assert main([*args, "--kernel", "attention_bwd_dq", "--kernel", "attention"]) == 0
     assert "removed (no longer vendored): rust, ts" in capsys.readouterr().out
     assert not (vendored / "rust").exists() and (vendored / "__init__.py").is_file()
+
+
+def test_the_vendor_again_command_keeps_a_path_with_spaces_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "my tuning").mkdir()
+    selection = tmp_path / "my tuning" / "selection.json"
+    selection.write_bytes(SELECTION.read_bytes())
+    out = tmp_path / "my app" / "gpu kernels"
+    monkeypatch.chdir(ROOT)
+    args = ["vendor", "--out", str(out), "--lang", "ts", "--selection", str(selection)]
+    assert main([*args, "--kernel", "attention"]) == 0
+    lines = (out / "README.md").read_text().splitlines()
+    [again] = [ln.split("  #")[0] for ln in lines if ln.startswith("wgslgen vendor --out")]
+    assert "'../../my tuning/selection.json'" in again, again
+    capsys.readouterr()
+    monkeypatch.chdir(out)
+    assert main([*shlex.split(again)[1:], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["changed"] == []

@@ -84,6 +84,29 @@ test("selector agrees with the Python reference on every shared case", () => {
   }
 });
 
+test("device requirements agree with the Python reference, buffer-size limits included", () => {
+  for (const c of cases.requirements) {
+    const need = k.deviceRequirements(k.planVariant(c.variant, c.shape));
+    assert.deepEqual(need, { requiredFeatures: c.features, requiredLimits: c.limits }, `${c.variant} ${JSON.stringify(c.shape)}`);
+  }
+});
+
+test("a pipeline is compiled once per device and variant", async () => {
+  const c = cases.runs[0];
+  const plan = k.planVariant(c.variant, c.shape);
+  const device = await (await gpu.requestAdapter()).requestDevice(k.deviceRequirements(plan));
+  let made = 0;
+  const create = device.createComputePipeline.bind(device);
+  device.createComputePipeline = (d) => { made += 1; return create(d); };
+  const buffers = {};
+  for (const [name, size] of Object.entries(plan.bufferSizes)) {
+    if (c.inputs[name] !== undefined || c.outputs[name] !== undefined) buffers[name] = device.createBuffer({ size, usage: GPUBufferUsage.STORAGE });
+  }
+  for (let i = 0; i < 3; i++) k.run(device, plan, buffers);
+  assert.equal(made, plan.dispatch.length);
+  device.destroy();
+});
+
 test("on SwiftShader (no shader-f16) the selector falls back", () => {
   assert.ok(!adapter.features.has("shader-f16"), "this adapter has shader-f16: the test proves nothing");
   for (const c of cases.runs) {

@@ -69,4 +69,13 @@ for case in cases["runs"]:
             result["ok"] = False
             result["errors"][name] = f"{int(bad.sum())}/{w.size} off"
     print(json.dumps(result), flush=True)
-print(json.dumps({"wgslgen_imported": "wgslgen" in sys.modules, "adapter": adapter.info["device"]}))
+WGPU_PY_NAMES = {"subgroups": "subgroup"}  # wgpu-py's feature names that differ from WebGPU's
+kebab = lambda k: "".join("-" + c.lower() if c.isupper() else c for c in k)  # noqa: E731
+requirements = [
+    [case["variant"], kernels.required(kernels.plan_for(case["variant"], case["shape"])),
+     [[WGPU_PY_NAMES.get(f, f) for f in case["features"]],
+      {kebab(k): n for k, n in case["limits"].items()}]]
+    for case in cases["requirements"]
+]  # fmt: skip
+print(json.dumps({"wgslgen_imported": "wgslgen" in sys.modules, "adapter": adapter.info["device"],
+                  "requirements": requirements}))  # fmt: skip

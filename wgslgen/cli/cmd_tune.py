@@ -33,7 +33,7 @@ from wgslgen.cli.output import (
 from wgslgen.cli.tune_output import method_line, print_shape, print_summary, report_json
 from wgslgen.errors import WgslgenError
 from wgslgen.render.build import parse_overrides
-from wgslgen.spec.kernel import format_shape, shape_mismatch
+from wgslgen.spec.kernel import KernelSpec, format_shape, shape_mismatch
 from wgslgen.spec.space import overridden
 from wgslgen.tune.db import ResultsDB, check_writable, read_selection
 from wgslgen.tune.runner import ShapeReport, TuneOptions, TuneSession
@@ -156,10 +156,8 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """Plan every (kernel, shape), tune with a progress bar, print, write the selection."""
-    started = time.perf_counter()
-    kernels = selected_kernels(args)
+def _refuse_bad_input(args: argparse.Namespace, kernels: list[KernelSpec]) -> None:
+    """Every mistake in the command line that can be seen before the adapter starts."""
     if len(kernels) > 1 and not args.kernel:
         names = ", ".join(k.name for k in kernels)
         raise WgslgenError(f"name the kernel(s) to tune with --kernel (found: {names})")
@@ -169,12 +167,19 @@ def run(args: argparse.Namespace) -> int:
         args.plot = check_plot_path(args.plot)
     if args.selection.exists():
         read_selection(args.selection)  # refuse a broken file before spending time
-    overrides = parse_overrides(args.set)
-    for spec in kernels:  # a shape of other sizes, or one the uniform cannot hold: first
+    for spec in kernels:  # a shape of other sizes, or one the uniform cannot hold
         for shape in (args.shape or []) if spec.problem is not None else ():
             if why := shape_mismatch(spec.problem.sizes, shape):
                 raise WgslgenError(f"kernel {spec.name}: shape {format_shape(shape)} {why}")
             spec.check_shape_values(shape)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan every (kernel, shape), tune with a progress bar, print, write the selection."""
+    started = time.perf_counter()
+    kernels = selected_kernels(args)
+    _refuse_bad_input(args, kernels)
+    overrides = parse_overrides(args.set)
     options = _options(args)
     if args.ray is not None:
         from wgslgen.tune.fleet import import_ray

@@ -140,6 +140,7 @@ def selector_cases(manifest: Mapping[str, Any], specs: Sequence[KernelSpec]) -> 
         shapes.append({k: v * 64 if k == "history_len" else v for k, v in shapes[-1].items()})
         if "pos" in shapes[-1]:
             shapes[-1]["pos"] = shapes[-1]["history_len"] - 1
+        shapes += _refused_shapes(spec, shapes[0])
         for adapter in ADAPTERS:
             for shape in shapes:
                 try:
@@ -156,6 +157,34 @@ def selector_cases(manifest: Mapping[str, Any], specs: Sequence[KernelSpec]) -> 
     return out
 
 
+def _refused_shapes(spec: KernelSpec, small: Mapping[str, int | float]) -> list[dict]:
+    """Shapes no variant may run at, which every runtime must refuse with the same reasons
+    instead of crashing: every size 0 (a derived value may divide by zero), and one size
+    past u32 (a uniform field that cannot hold it)."""
+    big = "history_len" if "history_len" in small else next(iter(small))
+    return [{s: 0 for s in small}, {**small, big: 2**32 + 4}]
+
+
+def requirement_cases(manifest: Mapping[str, Any], specs: Sequence[KernelSpec]) -> list[dict]:
+    """variant × shape → the features and limits a device must be asked for: at the run
+    shape, and with a history past WebGPU's default buffer-binding size where there is one."""
+    by_name = {s.name: s for s in specs}
+    out = []
+    for name, entry in sorted(manifest["variants"].items()):
+        small = run_shape(next(v for v in by_name[entry["kernel"]].variants if v.name == name))
+        shapes = [small]
+        if "history_len" in small:
+            shapes.append({**small, "history_len": 2**20})
+            if "pos" in small:
+                shapes[-1]["pos"] = 2**20 - 1
+        for shape in shapes:
+            plan = rt.plan_for({"variants": {name: entry}}, name, shape)
+            limits = rt.required_limits(entry, plan)
+            out.append({"variant": name, "kernel": entry["kernel"], "shape": shape,
+                        "features": list(entry["features"]), "limits": limits})  # fmt: skip
+    return out
+
+
 def build(manifest: Mapping[str, Any], specs: Sequence[KernelSpec], seed: int = 0) -> dict:
     """Every conformance case of a vendored manifest."""
     by_name = {s.name: s for s in specs}
@@ -168,4 +197,5 @@ def build(manifest: Mapping[str, Any], specs: Sequence[KernelSpec], seed: int = 
         "adapters": ADAPTERS,
         "runs": runs,
         "selector": selector_cases(manifest, [by_name[k] for k in sorted(manifest["kernels"])]),
+        "requirements": requirement_cases(manifest, specs),
     }

@@ -30,8 +30,9 @@ from dataclasses import asdict, dataclass, is_dataclass
 from importlib import resources
 from typing import Any
 
-from ._runtime import AdapterFacts, NoViable, Plan, decode, encode, facts_from_wgpu
-from . import _runtime
+from ._gpu import decode, encode
+from ._runtime import AdapterFacts, NoViable, Plan, facts_from_wgpu
+from . import _gpu, _runtime
 
 __all__ = ["AdapterFacts", "NoViable", "Plan", "MANIFEST", "select", "run", "pack_uniform",
            "shader_source", "facts_from_wgpu", "plan_for", "required", "encode", "decode",
@@ -75,13 +76,15 @@ def shader_source(variant: str, family: str = "naga") -> str:
 
 
 def required(plan: Plan) -> tuple[list[str], dict[str, int]]:
-    """Features and limits (wgpu-py names) to request for ``plan``'s variant."""
+    """Features and limits (wgpu-py names) to request for ``plan``: the variant's own, and
+    the buffer-size limits its shape needs above WebGPU's defaults."""
     v = MANIFEST["variants"][plan.variant]
-    kebab = {{k: "".join("-" + c.lower() if c.isupper() else c for c in k) for k in v["limits"]}}
     wgpu_names = {{std: ours for ours, std in _runtime.WEBGPU_FEATURE_NAMES.items()}}
-    return [wgpu_names.get(f, f) for f in v["features"]], {{
-        kebab[k]: n for k, n in v["limits"].items() if n > _runtime.WEBGPU_DEFAULTS.get(k, 0)
+    limits = {{
+        "".join("-" + c.lower() if c.isupper() else c for c in k): n
+        for k, n in _runtime.required_limits(v, plan).items()
     }}
+    return [wgpu_names.get(f, f) for f in v["features"]], limits
 
 
 def run(device: Any, plan: Plan, buffers: Mapping[str, Any]) -> None:
@@ -93,7 +96,7 @@ def run(device: Any, plan: Plan, buffers: Mapping[str, Any]) -> None:
     here when absent; ``plan.buffer_sizes`` gives every binding's size in bytes.
     """
     v = MANIFEST["variants"][plan.variant]
-    _runtime.run(device, v, plan, buffers, shader_source(plan.variant))
+    _gpu.run(device, v, plan, buffers, shader_source(plan.variant))
 '''
 
 
@@ -102,7 +105,7 @@ def _class_name(kernel: str) -> str:
 
 
 def python_files(manifest: dict[str, Any]) -> dict[str, bytes]:
-    """``__init__.py`` and ``_runtime.py`` of the vendored package."""
+    """``__init__.py``, ``_runtime.py`` and ``_gpu.py`` of the vendored package."""
     classes, blocks = [], []
     for kernel, k in sorted(manifest["kernels"].items()):
         cls = _class_name(kernel)
@@ -126,8 +129,9 @@ def python_files(manifest: dict[str, Any]) -> dict[str, bytes]:
         classes=", ".join(classes),
         dataclasses="".join(blocks),
     )
-    runtime = resources.files("wgslgen.vendor.runtime").joinpath("wgslgen_runtime.py")
+    runtime = resources.files("wgslgen.vendor.runtime")
     return {
         "__init__.py": init.encode(),
-        "_runtime.py": runtime.read_bytes(),
+        "_runtime.py": runtime.joinpath("wgslgen_runtime.py").read_bytes(),
+        "_gpu.py": runtime.joinpath("wgslgen_gpu.py").read_bytes(),
     }

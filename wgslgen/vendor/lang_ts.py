@@ -36,7 +36,7 @@ export function planVariant(variant: string, shape: Shape): Plan {
 }
 
 /** requiredFeatures and requiredLimits for `adapter.requestDevice` to run `plan`. */
-export function deviceRequirements(plan: Plan): { requiredFeatures: string[]; requiredLimits: Record<string, number> } {
+export function deviceRequirements(plan: Plan): { requiredFeatures: GPUFeatureName[]; requiredLimits: Record<string, number> } {
   return requirements(MANIFEST, plan, WEBGPU_DEFAULTS);
 }
 
@@ -86,7 +86,7 @@ export declare const WGSL: Record<string, string>;
 export declare const WEBGPU_DEFAULTS: Record<string, number>;
 export declare function selectVariant(adapter: GPUAdapter | AdapterFacts, kernel: string, shape: Shape): Plan;
 export declare function planVariant(variant: string, shape: Shape): Plan;
-export declare function deviceRequirements(plan: Plan): { requiredFeatures: string[]; requiredLimits: Record<string, number> };
+export declare function deviceRequirements(plan: Plan): { requiredFeatures: GPUFeatureName[]; requiredLimits: Record<string, number> };
 export declare function run(device: GPUDevice, plan: Plan, buffers: Record<string, GPUBuffer>): void;
 """
 

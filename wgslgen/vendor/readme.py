@@ -6,6 +6,7 @@ the consuming project learns the folder without wgslgen installed.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -69,6 +70,7 @@ def _usage(manifest: dict[str, Any], langs: Sequence[str], package: str) -> list
             "```js",
             f'import {{ selectVariant, deviceRequirements, run }} from "./ts/{package}.js";',
             f'const plan = selectVariant(adapter, "{kernel}", {{ {js_values} }});',
+            "// features, and limits above the defaults for these buffer sizes:",
             "const device = await adapter.requestDevice(deviceRequirements(plan));",
             "run(device, plan, { name: gpuBuffer, ... });  // plan.encodings per binding",
             "```",
@@ -92,15 +94,18 @@ def _usage(manifest: dict[str, Any], langs: Sequence[str], package: str) -> list
 
 
 def _vendor_command(inputs: dict[str, Any]) -> str:
-    words = ["wgslgen vendor --out ."]
+    words = ["wgslgen", "vendor", "--out", "."]
     if inputs.get("langs"):
-        words.append("--lang " + ",".join(inputs["langs"]))
-    words += [f"--kernel {k}" for k in inputs.get("kernels") or []]
-    if inputs.get("selection"):
-        words.append(f"--selection {inputs['selection']}")
-    words += [f"--templates {t}" for t in inputs.get("templates") or [] if t != "@bundled"]
+        words += ["--lang", ",".join(inputs["langs"])]
+    for kernel in inputs.get("kernels") or []:
+        words += ["--kernel", kernel]
+    for option in ("selection", "db"):
+        if inputs.get(option):
+            words += [f"--{option}", inputs[option]]
+    for templates in inputs.get("templates") or []:
+        words += ["--templates", templates] if templates != "@bundled" else []
     words += ["--strict"] if inputs.get("strict") else []
-    return " ".join(words)
+    return shlex.join(words)  # a path with a space stays one argument
 
 
 def readme_text(manifest: dict[str, Any], langs: Sequence[str], package: str) -> str:

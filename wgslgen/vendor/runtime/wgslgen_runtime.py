@@ -1,6 +1,6 @@
 """Runtime of a folder vendored by `wgslgen vendor` (copied verbatim as ``_runtime.py``).
 
-Standard library only (wgpu-py is needed by ``run`` alone, numpy by ``encode``/``decode``).
+Standard library only (running on wgpu-py, and encode/decode with numpy: ``_gpu.py``).
 The selector here is the reference implementation: the Rust and TypeScript bindings behave
 the same way, and the shared conformance cases check that they do.
 """
@@ -152,8 +152,42 @@ def problem_scope(
     floats = set(variant.get("float_sizes", ()))
     scope = {s: _size(variant["name"], s, shape[s], s in floats) for s in variant["sizes"]}
     for d in variant["derived"]:
-        scope[d["name"]] = evaluate(d["expr"], scope)
+        try:
+            scope[d["name"]] = evaluate(d["expr"], scope)
+        except ZeroDivisionError:
+            raise Unrunnable(f"derived value {d['name']} divides by zero") from None
     return scope
+
+
+class Unrunnable(ValueError):
+    """A shape at which a variant cannot run at all (why_not gives it as the one reason)."""
+
+
+_RANGES = {"u32": (0, 2**32 - 1), "i32": (-(2**31), 2**31 - 1)}
+
+
+def _uniform_misfits(variant: Mapping[str, Any], scope: Mapping[str, int | float]) -> list[str]:
+    fields = variant["uniform"]["fields"] if variant["uniform"] else []
+    out = []
+    for f in (f for f in fields if not f["padding"] and f["type"] in _RANGES):
+        low, high = _RANGES[f["type"]]
+        if not low <= (value := evaluate(f["value"], scope)) <= high:
+            out.append(f"uniform field {f['name']} = {value} does not fit {f['type']}")
+    return out
+
+
+def required_limits(variant: Mapping[str, Any], plan: Plan) -> dict[str, int]:
+    """The limits above WebGPU's defaults (camelCase) a device needs for ``plan``: the
+    variant's own, and those its buffers' sizes need (a default device refuses the binding)."""
+    need = dict(variant["limits"])
+    for b in variant["bindings"]:
+        size = plan.buffer_sizes[b["name"]]
+        kind = "Uniform" if b["kind"] == "uniform" else "Storage"
+        for limit in (f"max{kind}BufferBindingSize", "maxBufferSize"):
+            need[limit] = max(need.get(limit, 0), size)
+    return {
+        k: n for k, n in sorted(need.items()) if k in WEBGPU_DEFAULTS and n > WEBGPU_DEFAULTS[k]
+    }
 
 
 def pack_uniform(variant: Mapping[str, Any], scope: Mapping[str, int]) -> bytes:
@@ -181,12 +215,16 @@ def why_not(variant: Mapping[str, Any], facts: AdapterFacts, shape: Mapping[str,
             out.append(f"needs {name} {need} > {have}")
     if out:
         return out
-    scope = problem_scope(variant, shape)
+    try:
+        scope = problem_scope(variant, shape)
+    except Unrunnable as exc:
+        return [str(exc)]
     for p in variant["preconditions"]:
         if not evaluate(p["expr"], scope):
             out.append(f"precondition `{p['text']}` fails")
     if out:
         return out
+    out += _uniform_misfits(variant, scope)
     most = facts.limits.get("maxComputeWorkgroupsPerDimension")
     for p in variant["passes"]:
         for axis, d in zip("xyz", p["dispatch"], strict=True):
@@ -274,125 +312,3 @@ def plan_for(
         variant["kernel"], name, scope, dispatch, sizes, scratch, uniform, rejected, constants,  # type: ignore[arg-type]
         encodings,
     )  # fmt: skip
-
-
-# Host dtype of each encoding (numpy names); pf16 holds f16 pairs, so its bytes are f16's.
-HOST_DTYPES = {"f32": "float32", "f16": "float16", "pf16": "float16", "u32": "uint32",
-               "i32": "int32"}  # fmt: skip
-
-
-def _host_dtype(plan: Plan, name: str) -> str:
-    if name not in plan.encodings:
-        known = ", ".join(sorted(plan.encodings))
-        raise ValueError(f"{plan.variant}: no caller binding {name!r}; bindings: {known}")
-    return HOST_DTYPES[plan.encodings[name]]
-
-
-def encode(plan: Plan, name: str, values: Any) -> bytes:
-    """The bytes of binding ``name`` holding ``values`` (a numpy array or sequence), in the
-    plan's encoding: f16 for an f16 variant, where float32 bytes would be read as garbage."""
-    import numpy as np
-
-    flat = np.ascontiguousarray(values, dtype=_host_dtype(plan, name)).reshape(-1)
-    odd = plan.encodings[name] == "pf16" and flat.size % 2  # pairs: the last word padded
-    return (np.append(flat, flat.dtype.type(0)) if odd else flat).tobytes()
-
-
-def decode(plan: Plan, name: str, data: bytes | memoryview, count: int | None = None) -> Any:
-    """Binding ``name``'s bytes (e.g. from ``device.queue.read_buffer``) as a numpy array of
-    its host dtype, the first ``count`` values when given."""
-    import numpy as np
-
-    return np.frombuffer(data, dtype=_host_dtype(plan, name))[:count]
-
-
-def _check_buffers(
-    wgpu: Any, variant: Mapping[str, Any], plan: Plan, buffers: Mapping[str, Any]
-) -> None:
-    """Every buffer names a binding and is a GPUBuffer (a numpy array fails deep in wgpu)."""
-    names = [b["name"] for b in variant["bindings"]]
-    for name, buf in buffers.items():
-        if name not in names:
-            raise ValueError(f"{plan.variant}: no binding {name!r}; bindings: {', '.join(names)}")
-        if not isinstance(buf, wgpu.GPUBuffer):
-            raise TypeError(
-                f"{plan.variant}: buffers[{name!r}] is a {type(buf).__name__}, not a "
-                "wgpu.GPUBuffer; upload it first, e.g. device.create_buffer_with_data(data=..., "
-                "usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)"
-            )
-        need = plan.buffer_sizes[name]
-        if buf.size < need:  # wgpu would clamp the reads past the end: wrong results, no error
-            how = plan.encodings.get(name)
-            raise ValueError(
-                f"{plan.variant}: buffers[{name!r}] holds {buf.size} bytes; the binding needs "
-                f"{need}" + (f" ({how} values: encode(plan, {name!r}, array))" if how else "")
-            )
-
-
-def _with_own_buffers(
-    wgpu: Any, device: Any, variant: Mapping[str, Any], plan: Plan, buffers: Mapping[str, Any]
-) -> dict[str, Any]:
-    """``buffers`` plus the uniform and scratch buffers the caller left out, created here."""
-    usage = wgpu.BufferUsage
-    out = dict(buffers)
-    for b in variant["bindings"]:
-        if b["name"] in out:
-            continue
-        if b["kind"] == "uniform":
-            out[b["name"]] = device.create_buffer_with_data(data=plan.uniform, usage=usage.UNIFORM)
-        elif b["scratch"]:
-            out[b["name"]] = device.create_buffer(
-                size=plan.buffer_sizes[b["name"]], usage=usage.STORAGE
-            )
-        else:
-            raise ValueError(f"{plan.variant}: no buffer for binding {b['name']!r}")
-    return out
-
-
-def run(
-    device: Any, variant: Mapping[str, Any], plan: Plan, buffers: Mapping[str, Any], source: str
-) -> None:
-    """Encode and submit every pass of ``plan`` on a wgpu-py device (one compute pass).
-
-    ``buffers`` maps binding names to ``wgpu.GPUBuffer`` objects on ``device`` (not numpy
-    arrays: upload those first, e.g. ``device.create_buffer_with_data(data=arr,
-    usage=wgpu.BufferUsage.STORAGE)``); the uniform and scratch buffers are created here when
-    missing. The passes share one explicit bind group layout per group.
-    """
-    import wgpu
-
-    _check_buffers(wgpu, variant, plan, buffers)
-    buffers = _with_own_buffers(wgpu, device, variant, plan, buffers)
-    groups = sorted({b["group"] for b in variant["bindings"]})
-    layouts, bind_groups = [], []
-    for g in groups:
-        mine = [b for b in variant["bindings"] if b["group"] == g]
-        kinds = {"uniform": "uniform", "read": "read-only-storage", "read_write": "storage"}
-        entries = [
-            {"binding": b["binding"], "visibility": wgpu.ShaderStage.COMPUTE,
-             "buffer": {"type": kinds["uniform" if b["kind"] == "uniform" else b["access"]]}}
-            for b in mine
-        ]  # fmt: skip
-        layout = device.create_bind_group_layout(entries=entries)
-        layouts.append(layout)
-        resources = [
-            {"binding": b["binding"], "resource": {"buffer": buffers[b["name"]]}} for b in mine
-        ]
-        bind_groups.append(device.create_bind_group(layout=layout, entries=resources))
-    pipeline_layout = device.create_pipeline_layout(bind_group_layouts=layouts)
-    module = device.create_shader_module(code=source)
-    stage: dict[str, Any] = {"module": module}
-    if plan.constants:
-        stage["constants"] = dict(plan.constants)
-    encoder = device.create_command_encoder()
-    cpass = encoder.begin_compute_pass()
-    for entry, (x, y, z) in plan.dispatch:
-        pipeline = device.create_compute_pipeline(
-            layout=pipeline_layout, compute={**stage, "entry_point": entry}
-        )
-        cpass.set_pipeline(pipeline)
-        for i, bg in zip(groups, bind_groups, strict=True):
-            cpass.set_bind_group(i, bg)
-        cpass.dispatch_workgroups(x, y, z)
-    cpass.end()
-    device.queue.submit([encoder.finish()])

@@ -125,6 +125,9 @@ export declare class NoViableError extends Error {
     rejected: [string, string][];
     constructor(kernel: string, shape: Shape, rejected: [string, string][]);
 }
+/** A shape at which a variant cannot run at all (whyNot gives it as the one reason). */
+export declare class UnrunnableError extends Error {
+}
 /** The value of an expression tree: integers and floats as Python computes them (`fdiv` is `/`,
  * `div` and `mod` floor as Python's `//` and `%`, `int` truncates toward zero). */
 export declare function evaluate(t: Expr, scope: Record<string, number>): number;
@@ -146,10 +149,12 @@ export declare function selectWithFacts(m: Manifest, kernel: string, facts: Adap
 export declare function adapterFacts(adapter: GPUAdapter, limitNames: string[]): AdapterFacts;
 /** The explicit bind group layout of a variant's group (its passes share it). */
 export declare function bindGroupLayoutDescriptor(v: VariantEntry, group?: number): GPUBindGroupLayoutDescriptor;
-/** Features and limits (above WebGPU's defaults) a device needs for `plan`'s variant. */
+/** Features and limits (above WebGPU's defaults) a device needs for `plan`: the variant's
+ * own, and those its buffers' sizes need (a default device refuses a larger binding). */
 export declare function requirements(m: Manifest, plan: Plan, defaults: Record<string, number>): {
-    requiredFeatures: string[];
+    requiredFeatures: GPUFeatureName[];
     requiredLimits: Record<string, number>;
 };
-/** Create the pipelines, bind the buffers (uniform/scratch made when absent), encode every pass. */
+/** Bind the buffers (uniform/scratch made when absent) and encode every pass; the pipelines
+ * are compiled on a device's first call for the variant and reused after. */
 export declare function encodePlan(device: GPUDevice, encoder: GPUCommandEncoder, m: Manifest, wgsl: Record<string, string>, plan: Plan, buffers: Record<string, GPUBuffer>): void;

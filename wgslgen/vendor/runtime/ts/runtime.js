@@ -12,6 +12,11 @@ export class NoViableError extends Error {
         this.rejected = rejected;
     }
 }
+/** A shape at which a variant cannot run at all (whyNot gives it as the one reason). */
+export class UnrunnableError extends Error {
+}
+class DivisionByZero extends Error {
+}
 const floorDiv = (a, b) => Math.floor(a / b);
 /** Python's divmod of two floats (CPython's float_divmod): // floors, % takes the divisor's sign. */
 function pyDivmod(a, b) {
@@ -36,6 +41,7 @@ function pyDivmod(a, b) {
     return [floor, m];
 }
 const isInt = (a, b) => Number.isInteger(a) && Number.isInteger(b);
+const DIVIDING = new Set(["fdiv", "div", "mod", "ceil_div"]);
 const BIN = {
     add: (a, b) => a + b, sub: (a, b) => a - b, mul: (a, b) => a * b, fdiv: (a, b) => a / b,
     div: (a, b) => isInt(a, b) ? floorDiv(a, b) : pyDivmod(a, b)[0],
@@ -61,7 +67,12 @@ export function evaluate(t, scope) {
         case "abs": return Math.abs(evaluate(a[0], scope));
         case "min": return Math.min(...a.map((x) => evaluate(x, scope)));
         case "max": return Math.max(...a.map((x) => evaluate(x, scope)));
-        default: return BIN[t.op](evaluate(a[0], scope), evaluate(a[1], scope));
+        default: {
+            const [x, y] = [evaluate(a[0], scope), evaluate(a[1], scope)];
+            if (y === 0 && DIVIDING.has(t.op))
+                throw new DivisionByZero(); // as Python raises
+            return BIN[t.op](x, y);
+        }
     }
 }
 /** Sizes (integers; float parameters such as eps may be any number) and derived values, in order. */
@@ -77,9 +88,29 @@ export function problemScope(v, shape) {
         }
         scope[s] = x;
     }
-    for (const d of v.derived)
-        scope[d.name] = evaluate(d.expr, scope);
+    for (const d of v.derived) {
+        try {
+            scope[d.name] = evaluate(d.expr, scope);
+        }
+        catch (e) {
+            if (e instanceof DivisionByZero)
+                throw new UnrunnableError(`derived value ${d.name} divides by zero`);
+            throw e;
+        }
+    }
     return scope;
+}
+const RANGES = { u32: [0, 2 ** 32 - 1], i32: [-(2 ** 31), 2 ** 31 - 1] };
+function uniformMisfits(v, scope) {
+    const out = [];
+    for (const f of v.uniform?.fields ?? []) {
+        if (f.padding || !f.value || !(f.type in RANGES))
+            continue;
+        const x = evaluate(f.value, scope), [low, high] = RANGES[f.type];
+        if (!(low <= x && x <= high))
+            out.push(`uniform field ${f.name} = ${x} does not fit ${f.type}`);
+    }
+    return out;
 }
 /** The uniform's bytes, little-endian on a DataView (padding zero). */
 export function packUniform(v, scope) {
@@ -120,12 +151,21 @@ export function whyNot(v, facts, shape) {
     }
     if (out.length)
         return out;
-    const scope = problemScope(v, shape);
+    let scope;
+    try {
+        scope = problemScope(v, shape);
+    }
+    catch (e) {
+        if (e instanceof UnrunnableError)
+            return [e.message];
+        throw e;
+    }
     for (const p of v.preconditions)
         if (!evaluate(p.expr, scope))
             out.push(`precondition \`${p.text}\` fails`);
     if (out.length)
         return out;
+    out.push(...uniformMisfits(v, scope));
     const most = facts.limits["maxComputeWorkgroupsPerDimension"];
     for (const p of v.passes) {
         p.dispatch.forEach((d, i) => {
@@ -217,16 +257,44 @@ export function bindGroupLayoutDescriptor(v, group = 0) {
         })),
     };
 }
-/** Features and limits (above WebGPU's defaults) a device needs for `plan`'s variant. */
+/** Features and limits (above WebGPU's defaults) a device needs for `plan`: the variant's
+ * own, and those its buffers' sizes need (a default device refuses a larger binding). */
 export function requirements(m, plan, defaults) {
     const v = m.variants[plan.variant];
+    const need = { ...v.limits };
+    for (const b of v.bindings) {
+        const size = plan.bufferSizes[b.name];
+        for (const k of [b.kind === "uniform" ? "maxUniformBufferBindingSize" : "maxStorageBufferBindingSize", "maxBufferSize"])
+            need[k] = Math.max(need[k] ?? 0, size);
+    }
     const requiredLimits = {};
-    for (const [k, n] of Object.entries(v.limits))
-        if (defaults[k] !== undefined && n > defaults[k])
-            requiredLimits[k] = n;
+    for (const k of Object.keys(need).sort())
+        if (defaults[k] !== undefined && need[k] > defaults[k])
+            requiredLimits[k] = need[k];
     return { requiredFeatures: [...v.features], requiredLimits };
 }
-/** Create the pipelines, bind the buffers (uniform/scratch made when absent), encode every pass. */
+// A decode loop runs the same variant on one device every step: compile its module, layouts
+// and pipelines once per device (dropped with the device), not on every call.
+const COMPILED = new WeakMap();
+function compiled(device, v, groups, source) {
+    let mine = COMPILED.get(device);
+    if (!mine)
+        COMPILED.set(device, (mine = new Map()));
+    const hit = mine.get(v.name);
+    if (hit)
+        return hit;
+    const layouts = groups.map((g) => device.createBindGroupLayout(bindGroupLayoutDescriptor(v, g)));
+    const layout = device.createPipelineLayout({ bindGroupLayouts: layouts });
+    const module = device.createShaderModule({ code: source });
+    // Only a variant with overrides passes constants: the others' pipelines stay as they were.
+    const stage = v.constants && Object.keys(v.constants).length ? { module, constants: v.constants } : { module };
+    const pipelines = new Map(v.passes.map((p) => [p.entry_point, device.createComputePipeline({ layout, compute: { ...stage, entryPoint: p.entry_point } })]));
+    const out = { layouts, pipelines };
+    mine.set(v.name, out);
+    return out;
+}
+/** Bind the buffers (uniform/scratch made when absent) and encode every pass; the pipelines
+ * are compiled on a device's first call for the variant and reused after. */
 export function encodePlan(device, encoder, m, wgsl, plan, buffers) {
     const v = m.variants[plan.variant];
     const bufs = { ...buffers };
@@ -248,18 +316,14 @@ export function encodePlan(device, encoder, m, wgsl, plan, buffers) {
             throw new Error(`${plan.variant}: no buffer for binding ${b.name}`);
     }
     const groups = [...new Set(v.bindings.map((b) => b.group))].sort();
-    const layouts = groups.map((g) => device.createBindGroupLayout(bindGroupLayoutDescriptor(v, g)));
-    const layout = device.createPipelineLayout({ bindGroupLayouts: layouts });
-    const module = device.createShaderModule({ code: wgsl[plan.variant] });
+    const { layouts, pipelines } = compiled(device, v, groups, wgsl[plan.variant]);
     const bindGroups = groups.map((g, i) => device.createBindGroup({
         layout: layouts[i],
         entries: v.bindings.filter((b) => b.group === g).map((b) => ({ binding: b.binding, resource: { buffer: bufs[b.name] } })),
     }));
-    // Only a variant with overrides passes constants: the others' pipelines stay as they were.
-    const stage = Object.keys(plan.constants).length ? { module, constants: plan.constants } : { module };
     const pass = encoder.beginComputePass();
     for (const [entry, [x, y, z]] of plan.dispatch) {
-        pass.setPipeline(device.createComputePipeline({ layout, compute: { ...stage, entryPoint: entry } }));
+        pass.setPipeline(pipelines.get(entry));
         groups.forEach((g, i) => pass.setBindGroup(g, bindGroups[i]));
         pass.dispatchWorkgroups(x, y, z);
     }

@@ -53,6 +53,10 @@ export class NoViableError extends Error {
   }
 }
 
+/** A shape at which a variant cannot run at all (whyNot gives it as the one reason). */
+export class UnrunnableError extends Error {}
+class DivisionByZero extends Error {}
+
 const floorDiv = (a: number, b: number): number => Math.floor(a / b);
 /** Python's divmod of two floats (CPython's float_divmod): // floors, % takes the divisor's sign. */
 function pyDivmod(a: number, b: number): [number, number] {
@@ -69,6 +73,7 @@ function pyDivmod(a: number, b: number): [number, number] {
   return [floor, m];
 }
 const isInt = (a: number, b: number): boolean => Number.isInteger(a) && Number.isInteger(b);
+const DIVIDING = new Set(["fdiv", "div", "mod", "ceil_div"]);
 const BIN: Record<string, (a: number, b: number) => number> = {
   add: (a, b) => a + b, sub: (a, b) => a - b, mul: (a, b) => a * b, fdiv: (a, b) => a / b,
   div: (a, b) => isInt(a, b) ? floorDiv(a, b) : pyDivmod(a, b)[0],
@@ -94,7 +99,11 @@ export function evaluate(t: Expr, scope: Record<string, number>): number {
     case "abs": return Math.abs(evaluate(a[0], scope));
     case "min": return Math.min(...a.map((x) => evaluate(x, scope)));
     case "max": return Math.max(...a.map((x) => evaluate(x, scope)));
-    default: return BIN[t.op](evaluate(a[0], scope), evaluate(a[1], scope));
+    default: {
+      const [x, y] = [evaluate(a[0], scope), evaluate(a[1], scope)];
+      if (y === 0 && DIVIDING.has(t.op)) throw new DivisionByZero();  // as Python raises
+      return BIN[t.op](x, y);
+    }
   }
 }
 
@@ -110,8 +119,22 @@ export function problemScope(v: VariantEntry, shape: Shape): Record<string, numb
     }
     scope[s] = x;
   }
-  for (const d of v.derived) scope[d.name] = evaluate(d.expr, scope);
+  for (const d of v.derived) {
+    try { scope[d.name] = evaluate(d.expr, scope); }
+    catch (e) { if (e instanceof DivisionByZero) throw new UnrunnableError(`derived value ${d.name} divides by zero`); throw e; }
+  }
   return scope;
+}
+
+const RANGES: Record<string, [number, number]> = { u32: [0, 2 ** 32 - 1], i32: [-(2 ** 31), 2 ** 31 - 1] };
+function uniformMisfits(v: VariantEntry, scope: Record<string, number>): string[] {
+  const out: string[] = [];
+  for (const f of v.uniform?.fields ?? []) {
+    if (f.padding || !f.value || !(f.type in RANGES)) continue;
+    const x = evaluate(f.value, scope), [low, high] = RANGES[f.type];
+    if (!(low <= x && x <= high)) out.push(`uniform field ${f.name} = ${x} does not fit ${f.type}`);
+  }
+  return out;
 }
 
 /** The uniform's bytes, little-endian on a DataView (padding zero). */
@@ -148,9 +171,12 @@ export function whyNot(v: VariantEntry, facts: AdapterFacts, shape: Shape): stri
     if (have !== undefined && v.limits[name] > have) out.push(`needs ${name} ${v.limits[name]} > ${have}`);
   }
   if (out.length) return out;
-  const scope = problemScope(v, shape);
+  let scope: Record<string, number>;
+  try { scope = problemScope(v, shape); }
+  catch (e) { if (e instanceof UnrunnableError) return [e.message]; throw e; }
   for (const p of v.preconditions) if (!evaluate(p.expr, scope)) out.push(`precondition \`${p.text}\` fails`);
   if (out.length) return out;
+  out.push(...uniformMisfits(v, scope));
   const most = facts.limits["maxComputeWorkgroupsPerDimension"];
   for (const p of v.passes) {
     p.dispatch.forEach((d, i) => {
@@ -238,15 +264,43 @@ export function bindGroupLayoutDescriptor(v: VariantEntry, group = 0): GPUBindGr
   };
 }
 
-/** Features and limits (above WebGPU's defaults) a device needs for `plan`'s variant. */
-export function requirements(m: Manifest, plan: Plan, defaults: Record<string, number>): { requiredFeatures: string[]; requiredLimits: Record<string, number> } {
+/** Features and limits (above WebGPU's defaults) a device needs for `plan`: the variant's
+ * own, and those its buffers' sizes need (a default device refuses a larger binding). */
+export function requirements(m: Manifest, plan: Plan, defaults: Record<string, number>): { requiredFeatures: GPUFeatureName[]; requiredLimits: Record<string, number> } {
   const v = m.variants[plan.variant];
+  const need: Record<string, number> = { ...v.limits };
+  for (const b of v.bindings) {
+    const size = plan.bufferSizes[b.name];
+    for (const k of [b.kind === "uniform" ? "maxUniformBufferBindingSize" : "maxStorageBufferBindingSize", "maxBufferSize"]) need[k] = Math.max(need[k] ?? 0, size);
+  }
   const requiredLimits: Record<string, number> = {};
-  for (const [k, n] of Object.entries(v.limits)) if (defaults[k] !== undefined && n > defaults[k]) requiredLimits[k] = n;
-  return { requiredFeatures: [...v.features], requiredLimits };
+  for (const k of Object.keys(need).sort()) if (defaults[k] !== undefined && need[k] > defaults[k]) requiredLimits[k] = need[k];
+  return { requiredFeatures: [...v.features] as GPUFeatureName[], requiredLimits };
 }
 
-/** Create the pipelines, bind the buffers (uniform/scratch made when absent), encode every pass. */
+interface Compiled { layouts: GPUBindGroupLayout[]; pipelines: Map<string, GPUComputePipeline> }
+// A decode loop runs the same variant on one device every step: compile its module, layouts
+// and pipelines once per device (dropped with the device), not on every call.
+const COMPILED = new WeakMap<GPUDevice, Map<string, Compiled>>();
+
+function compiled(device: GPUDevice, v: VariantEntry, groups: number[], source: string): Compiled {
+  let mine = COMPILED.get(device);
+  if (!mine) COMPILED.set(device, (mine = new Map()));
+  const hit = mine.get(v.name);
+  if (hit) return hit;
+  const layouts = groups.map((g) => device.createBindGroupLayout(bindGroupLayoutDescriptor(v, g)));
+  const layout = device.createPipelineLayout({ bindGroupLayouts: layouts });
+  const module = device.createShaderModule({ code: source });
+  // Only a variant with overrides passes constants: the others' pipelines stay as they were.
+  const stage = v.constants && Object.keys(v.constants).length ? { module, constants: v.constants } : { module };
+  const pipelines = new Map(v.passes.map((p) => [p.entry_point, device.createComputePipeline({ layout, compute: { ...stage, entryPoint: p.entry_point } })]));
+  const out = { layouts, pipelines };
+  mine.set(v.name, out);
+  return out;
+}
+
+/** Bind the buffers (uniform/scratch made when absent) and encode every pass; the pipelines
+ * are compiled on a device's first call for the variant and reused after. */
 export function encodePlan(device: GPUDevice, encoder: GPUCommandEncoder, m: Manifest, wgsl: Record<string, string>, plan: Plan, buffers: Record<string, GPUBuffer>): void {
   const v = m.variants[plan.variant];
   const bufs: Record<string, GPUBuffer> = { ...buffers };
@@ -264,18 +318,14 @@ export function encodePlan(device: GPUDevice, encoder: GPUCommandEncoder, m: Man
     } else throw new Error(`${plan.variant}: no buffer for binding ${b.name}`);
   }
   const groups = [...new Set(v.bindings.map((b) => b.group))].sort();
-  const layouts = groups.map((g) => device.createBindGroupLayout(bindGroupLayoutDescriptor(v, g)));
-  const layout = device.createPipelineLayout({ bindGroupLayouts: layouts });
-  const module = device.createShaderModule({ code: wgsl[plan.variant] });
+  const { layouts, pipelines } = compiled(device, v, groups, wgsl[plan.variant]);
   const bindGroups = groups.map((g, i) => device.createBindGroup({
     layout: layouts[i],
     entries: v.bindings.filter((b) => b.group === g).map((b) => ({ binding: b.binding, resource: { buffer: bufs[b.name] } })),
   }));
-  // Only a variant with overrides passes constants: the others' pipelines stay as they were.
-  const stage = Object.keys(plan.constants).length ? { module, constants: plan.constants } : { module };
   const pass = encoder.beginComputePass();
   for (const [entry, [x, y, z]] of plan.dispatch) {
-    pass.setPipeline(device.createComputePipeline({ layout, compute: { ...stage, entryPoint: entry } }));
+    pass.setPipeline(pipelines.get(entry) as GPUComputePipeline);
     groups.forEach((g, i) => pass.setBindGroup(g, bindGroups[i]));
     pass.dispatchWorkgroups(x, y, z);
   }
