@@ -321,3 +321,15 @@ def test_docs_prints_a_document_and_names_the_topics_for_an_unknown_one(
     assert main(["docs", "kernel-formats"]) == 2
     err = capsys.readouterr().err
     assert "no document 'kernel-formats'" in err and "json-output, kernel-format" in err
+
+
+def test_a_nested_document_starts_with_its_own_schema_version(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`vendor --json` nests the vendored manifest, itself a versioned document."""
+    from wgslgen.cli.output import emit_json
+
+    emit_json({"warnings": [], "manifest": {"abi_version": "1", "schema_version": 1, "z": 2}})
+    doc = _one_document(capsys.readouterr().out)
+    assert list(doc) == ["schema_version", "manifest", "warnings"]
+    assert list(doc["manifest"]) == ["schema_version", "abi_version", "z"]

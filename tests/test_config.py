@@ -152,13 +152,18 @@ def test_repeated_set_values_of_one_axis_select_each() -> None:
     assert [v.name for v in chosen] == ["scale__wg32_sf32", "scale__wg64_sf32"]
 
 
-def test_debug_is_accepted_after_the_command(tmp_path: Path) -> None:
+def test_debug_adds_the_traceback_and_keeps_the_exit_code_and_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     missing = str(tmp_path / "nowhere")
     assert main(["list", "--templates", missing]) == 2
-    with pytest.raises(WgslgenError, match="no such templates folder"):
-        main(["list", "--templates", missing, "--debug"])
-    with pytest.raises(WgslgenError, match="no such templates folder"):
-        main(["--debug", "list", "--templates", missing])
+    assert "Traceback" not in capsys.readouterr().err
+    for argv in (["list", "--templates", missing, "--debug", "--json"],
+                 ["--debug", "list", "--templates", missing, "--json"]):  # fmt: skip
+        assert main(argv) == 2  # an input error stays exit 2 under --debug
+        out, err = capsys.readouterr()
+        assert "Traceback" in err and "no such templates folder" in err
+        assert json.loads(out)["exit_code"] == 2
 
 
 def test_every_command_has_examples_that_parse() -> None:

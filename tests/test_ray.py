@@ -124,6 +124,39 @@ def test_ray_tune_gives_the_local_tunes_records_and_leaves_no_process(tmp_path, 
     assert not alive(seen), "processes left behind by tune --ray"
 
 
+def test_sigterm_ends_a_ray_tune_as_it_ends_a_local_one(tmp_path):
+    """A CI runner's SIGTERM: exit 143 and the JSON error object, records kept (Ray's own
+    handler, put in by ray.init, used to end it with exit 1, a native stack and no JSON)."""
+    import signal
+
+    ray_tmp = Path(tempfile.mkdtemp(prefix="wr", dir="/tmp"))  # short: Ray's socket paths
+    env = {**os.environ, "RAY_TMPDIR": str(ray_tmp)}
+    env.pop("RAY_ADDRESS", None)
+    many = [f"--shape=n={n}" for n in (1000, 2000, 4000, 8000, 16000, 32000, 64000)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wgslgen", *SCALE, *many, *FAST, "--ray", "--json",
+         *files(tmp_path)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    db = tmp_path / "results.jsonl"
+    deadline = time.monotonic() + 240
+    while proc.poll() is None and not (db.exists() and db.read_text().count("\n") >= 1):
+        assert time.monotonic() < deadline, "no record after 240 s"
+        time.sleep(0.1)
+    seen = descendants(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert proc.returncode == 143, err[-3000:]
+    assert json.loads(out)["exit_code"] == 143
+    assert "SIGTERM received" not in err, err[-3000:]
+    assert ResultsDB(db).load().records  # what was measured is kept
+    deadline = time.monotonic() + 15
+    while alive(seen) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not alive(seen), "processes left behind by a terminated tune --ray"
+
+
 def _close(shape: dict, a: str, b: str) -> bool:
     """Whether this run found ``a`` and ``b`` alike: both finalists (within the margin of the
     best median) or within the noise of each other in its head-to-head or leaderboard."""
@@ -174,7 +207,8 @@ def test_a_dead_nodes_task_is_retried_on_another_node_of_its_device(tmp_path, mo
     assert len(records) == 5 and {r.status for r in records} == {"ok"}  # nothing lost
     (device,) = doc["devices"]
     nodes = {n["node_id"]: n for n in device["nodes"]}
-    assert len(nodes) == 2  # the head has no CPU for tasks: not used
+    assert len(nodes) == 2  # the head has no CPU for tasks: not used, and the JSON says so
+    assert [n["why"] for n in doc["unused_nodes"]] == ["Ray gives it no CPU (or GPU) for tasks"]
     assert len(dead) == 1 and dead[0] in nodes  # the fault killed one worker node
     assert nodes[dead[0]]["retried"] >= 1  # its task (and any sent before its death was known)
     survivor = next(n for i, n in nodes.items() if i != dead[0])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -132,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _Parser.last_error = None
 
     def fail(message: str, code: int) -> int:
+        if debug:  # the traceback for whoever diagnoses; the exit code and JSON stay the same
+            traceback.print_exc(file=sys.stderr)
         print_error(message)
         if json_mode:
             emit_json_failure(message, code)
@@ -142,9 +145,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         project = load_project()
     except WgslgenError as exc:
-        if debug:
-            print_error(str(exc))
-            raise
         return fail(str(exc), 2)
     parser = build_parser(project)
     _autocomplete(parser)
@@ -161,9 +161,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args) or 0)
     except WgslgenError as exc:
         flag = f"--{exc.option.replace('_', '-')}: " if exc.option else ""
-        if args.debug:
-            print_error(flag + str(exc))
-            raise
         return fail(flag + str(exc), 2)
     except KeyboardInterrupt as exc:
         how = "terminated" if isinstance(exc, Terminated) else "interrupted"
@@ -172,8 +169,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             143 if isinstance(exc, Terminated) else 130,
         )
     except OSError as exc:  # a path the user gave: a file where a folder belongs, no access
-        if args.debug:
-            raise
         return fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), 2)
 
 

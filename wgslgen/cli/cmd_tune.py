@@ -200,13 +200,13 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             console.print(f"Ray: {args.ray or 'a local instance'}   profile: {options.profile}"
                           f"   timing: {method_line(options)}", markup=False)  # fmt: skip
-        runs = tune_on_ray(args, options, db, plans, lambda r: print_shape(r, args.top))
+        runs, unused = tune_on_ray(args, options, db, plans, lambda r: print_shape(r, args.top))
         reports = [r for run in runs for r in run.reports]
         totals = sum_totals(runs)
         devices = [{"label": r.label, "digest": r.digest, "nodes": r.nodes} for r in runs]
     else:
         reports, totals, device = _tune_here(args, options, db, plans)
-        devices = [device]
+        devices, unused = [device], []
     device = devices[0]
     entries = [r.selection for r in reports if r.selection is not None]
     _update_selection(args.selection, reports, entries)
@@ -217,7 +217,11 @@ def run(args: argparse.Namespace) -> int:
         plot_reports(reports, args.plot, device["label"])
     if args.json:
         emit_json(
-            {**report_json(args, reports, totals, device, wall, problems), "devices": devices}
+            {
+                **report_json(args, reports, totals, device, wall, problems),
+                "devices": devices,
+                "unused_nodes": unused,
+            }
         )
     else:
         print_summary(args, reports, totals, wall, len(entries))

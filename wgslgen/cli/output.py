@@ -65,9 +65,12 @@ def emit_json_failure(message: str, exit_code: int) -> None:
 
 
 def _sorted_keys(obj: Any) -> Any:
-    """``obj`` with the keys of every dict in it sorted (what ``sort_keys`` would print)."""
+    """``obj`` with the keys of every dict in it sorted, a nested document's own
+    ``schema_version`` first (a vendored manifest inside `vendor --json`)."""
     if isinstance(obj, dict):
-        return {k: _sorted_keys(obj[k]) for k in sorted(obj)}
+        return {
+            k: _sorted_keys(obj[k]) for k in sorted(obj, key=lambda k: (k != "schema_version", k))
+        }
     if isinstance(obj, list | tuple):
         return [_sorted_keys(v) for v in obj]
     return obj

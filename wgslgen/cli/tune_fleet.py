@@ -87,9 +87,10 @@ def tune_on_ray(
     db: ResultsDB,
     plans: Callable[[Any], list[ShapePlan]],
     on_report: Callable[[ShapeReport], None],
-) -> list[DeviceRun]:
+) -> tuple[list[DeviceRun], list[dict[str, str]]]:
     """Connect (``args.ray``: "" a local instance, else an address or "auto"), probe the
-    nodes, and tune ``plans(session)`` for each device group."""
+    nodes, and tune ``plans(session)`` for each device group: each group's run, and the
+    nodes not used ({host, why})."""
     from wgslgen.tune import fleet
 
     view = FleetView(enabled=not args.json)
@@ -118,7 +119,7 @@ def tune_on_ray(
             console.print(f"\n[bold]device {escape(g.label)}[/] ({g.digest})", markup=True)
             for report in reports:
                 on_report(report)
-    return runs
+    return runs, [{"host": host, "why": why} for host, why in cluster.unusable]
 
 
 def _node(n: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import threading
 import time
 from collections import deque
@@ -74,6 +75,7 @@ def connect(address: str | None) -> Iterator[Any]:
         yield ray
         return
     kwargs: dict[str, Any] = {"runtime_env": runtime_env(), "log_to_driver": False}
+    on_term = signal.getsignal(signal.SIGTERM)
     try:
         if address:
             ray.init(address=address, **kwargs)
@@ -83,11 +85,26 @@ def connect(address: str | None) -> Iterator[Any]:
             ray.init(address="local", include_dashboard=False, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as e:
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-        raise WgslgenError(f"cannot start or reach {where}: {e}") from None
+        hint = _AUTH_HINT if address else ""
+        raise WgslgenError(f"cannot start or reach {where}: {e}{hint}") from None
+    finally:
+        # Ray puts its own SIGTERM handler in (exit 1, a native stack dump): a CI runner's
+        # SIGTERM must end a fleet tune as it ends a local one (exit 143, records kept).
+        if on_term is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, on_term)
     try:
         yield ray
     finally:
         ray.shutdown()
+
+
+# What `ray start` does not say: a Ray that authenticates with tokens refuses, after retrying
+# for ~20 s, a driver that does not (its log says InvalidAuthToken, its error only "failed").
+_AUTH_HINT = (
+    "; if the cluster uses token authentication (Ray's InvalidAuthToken in the log above), "
+    "run this command and every `ray start` with RAY_AUTH_MODE=token and the head's "
+    "~/.ray/auth_token on each machine (wgslgen docs fleet)"
+)
 
 
 @dataclass
