@@ -102,3 +102,38 @@ def test_the_vendor_again_command_keeps_a_path_with_spaces_whole(
     monkeypatch.chdir(out)
     assert main([*shlex.split(again)[1:], "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["changed"] == []
+
+
+def test_fewer_kernels_name_the_files_a_kept_folder_lost(
+    vendored: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["vendor", "--out", str(vendored), "--lang", "py,rust,ts", "--selection", str(SELECTION)]
+    capsys.readouterr()
+    assert main([*args, "--kernel", "attention"]) == 0
+    out = capsys.readouterr().out
+    assert "removed (no longer vendored): shaders/ (" in out, out  # shaders/ itself stays
+    assert (vendored / "shaders").is_dir()
+
+
+def test_outside_a_project_the_missing_selection_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no project, no tuning/selection.json here
+    assert main(["vendor", "--out", str(tmp_path / "k"), "--lang", "ts", "--json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["manifest"]["warnings"]
+    assert any("no selection file" in w for w in warnings), warnings
+    (tmp_path / "sel").mkdir()
+    assert (
+        main(["vendor", "--out", str(tmp_path / "k2"), "--selection", str(tmp_path / "sel")]) == 2
+    )
+    assert "a folder, not a file" in capsys.readouterr().err
+
+
+def test_a_broken_manifest_says_how_out_not_to_vendor_again(
+    vendored: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (vendored / "manifest.json").write_text('{"abi_version": 1')
+    args = ["vendor", "--out", str(vendored), "--lang", "ts", "--selection", str(SELECTION)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "not valid JSON" in err and "restore it" in err and "re-vendor" not in err

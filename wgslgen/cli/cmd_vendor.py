@@ -94,10 +94,10 @@ def run(args: argparse.Namespace) -> int:
     roots = [DEFAULT_TEMPLATES, DEFAULT_TEMPLATES.parent / "generated", Path("generated")]
     folder.refuse_inside(args.out, roots + [Path(t) for t in args.templates or []])
     # Named here as given: regenerate()'s messages speak of what a manifest recorded.
-    if args.selection is not None and not args.selection.is_file():
-        raise WgslgenError(f"{args.selection}: no such file", option="selection")
-    if args.db is not None and not args.db.is_file():
-        raise WgslgenError(f"{args.db}: no such file", option="db")
+    for given, option in ((args.selection, "selection"), (args.db, "db")):
+        if given is not None and not given.is_file():
+            what = "a folder, not a file" if given.is_dir() else "no such file"
+            raise WgslgenError(f"{given}: {what}", option=option)
     for t in args.templates or []:
         if not Path(t).exists():
             raise WgslgenError(f"{t}: no such templates folder or file", option="templates")
@@ -122,8 +122,14 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[yellow]not vendored[/]: {v}: {why}")
     for w in plan.manifest["warnings"]:
         console.print(f"[yellow]warning[/]: {w}")
-    removed = sorted({p.split("/")[0] for p in changed if not (args.out / p).exists()})
-    if removed:  # e.g. a narrower --lang than last time: say what went, it was not asked for
-        console.print(f"removed (no longer vendored): {', '.join(removed)}", markup=False)
+    gone: dict[str, int] = {}
+    for path in changed:
+        if not (args.out / path).exists():
+            top = path.split("/")[0]
+            gone[top] = gone.get(top, 0) + 1
+    if gone:  # e.g. a narrower --lang than last time: say what went, it was not asked for
+        # a folder that still holds other files lost only some of them
+        what = [f"{t}/ ({n} file(s))" if (args.out / t).exists() else t for t, n in gone.items()]
+        console.print(f"removed (no longer vendored): {', '.join(sorted(what))}", markup=False)
     console.print(f"{args.out}: {len(plan.files)} files, {len(changed)} changed")
     return 0

@@ -35,6 +35,13 @@ def refuse_inside(out: Path, forbidden: list[Path]) -> None:
             )
 
 
+# A broken manifest cannot be vendored over: it alone says which files are wgslgen's.
+_LOST = (
+    "without it wgslgen cannot tell its files from yours, so it changes nothing: restore it "
+    "(e.g. from version control), or vendor into a new folder and move your own files there"
+)
+
+
 def read_manifest(out: Path) -> dict[str, Any]:
     """The manifest of a folder `wgslgen vendor` wrote; a clear error for any other folder."""
     path = out / MANIFEST
@@ -43,12 +50,12 @@ def read_manifest(out: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
-        raise WgslgenError(f"{path}: not valid JSON ({exc}); re-vendor the folder") from None
+        raise WgslgenError(f"{path}: not valid JSON ({exc}); {_LOST}") from None
     if not isinstance(data, dict) or "schema_version" not in data or "files" not in data:
         raise WgslgenError(f"{path}: not a manifest written by `wgslgen vendor`")
     files = data["files"]
     if not isinstance(files, dict):
-        raise WgslgenError(f"{path}: 'files' is not a table of paths; re-vendor the folder")
+        raise WgslgenError(f"{path}: 'files' is not a table of paths; {_LOST}")
     for rel in files:
         if not _inside(out, rel):
             raise WgslgenError(

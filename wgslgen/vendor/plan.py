@@ -52,7 +52,9 @@ def _load_selection(
 ) -> list[SelectionEntry]:
     """The selection's entries; those naming a kernel that exists nowhere (renamed, removed)
     are dropped with a warning, or are an error with ``strict``."""
-    if path is None:
+    if path is None:  # outside a project that tuned: the user may not know it
+        plan.warnings.append("no selection file: every kernel gets only its portable fallback "
+                             "(tune first, or name a selection file)")  # fmt: skip
         return []
     try:
         text = path.read_text(encoding="utf-8") if path.is_file() else None
