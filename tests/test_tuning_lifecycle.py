@@ -95,3 +95,35 @@ def test_merge_refuses_a_record_whose_device_info_is_not_its_key(project: Path, 
     assert "other.jsonl:2:" in err and "NVIDIA H100 80GB HBM3" in err, err
     assert "is not the device of key.device" in err
     assert len(Path("perf/timings.jsonl").read_text().splitlines()) == len(lines) + 1
+
+
+def test_a_rerun_that_measures_nothing_new_keeps_the_selections_choice(
+    project: Path, capsys
+) -> None:
+    """README: "A re-run measures only what is missing". It used to race the finalists again
+    (and on lavapipe, about one rerun in five, pick another winner by noise)."""
+    three = [*TUNE, "--set", "wg=128", "--json"]
+    assert main(three) == 0
+    capsys.readouterr()
+    # The file's choice stands even where the medians would say otherwise: make it another
+    # variant that passed (its code's sha256 from its record), as a reviewer might.
+    selection = Path("tuning/selection.json")
+    doc = json.loads(selection.read_text())
+    (entry,) = doc["entries"]
+    records = [json.loads(line) for line in Path("perf/timings.jsonl").read_text().splitlines()]
+    other = next(r for r in records if r["variant"] != entry["winner"]["variant"])
+    entry["winner"] = {**entry["winner"], "variant": other["variant"],
+                       "sha256": other["key"]["source_sha256"]}  # fmt: skip
+    selection.write_text(json.dumps(doc))
+    for _ in range(3):
+        assert main(three) == 0
+        again = json.loads(capsys.readouterr().out)
+        assert again["totals"]["head_to_head_s"] == 0 and again["totals"]["measured"] == 0
+        (shape,) = again["shapes"]
+        assert shape["winner"] == other["variant"]
+        assert "the selection's choice stands" in shape["reason"]
+        assert json.loads(selection.read_text()) == doc
+    selection.unlink()  # no standing choice: decided again (raced when there are finalists)
+    assert main(three) == 0
+    (shape,) = json.loads(capsys.readouterr().out)["shapes"]
+    assert "stands" not in shape["reason"]

@@ -40,6 +40,7 @@ from wgslgen.tune.runner import ShapeReport, TuneOptions, TuneSession
 from wgslgen.tune.search import STRATEGIES, Budget
 from wgslgen.tune.selection import ShapePlan
 from wgslgen.tune.selection_file import SelectionEntry, update_selection
+from wgslgen.tune.standing import standing_of
 
 DEFAULT_SELECTION = Path("tuning/selection.json")
 WARN_EXHAUSTIVE = 2_000  # variants: as many renderings as `build` warns about
@@ -262,8 +263,10 @@ def _now_failing(reports: list[ShapeReport]) -> dict[tuple[str, str, str], set[s
 
 
 def _options(args: argparse.Namespace) -> TuneOptions:
-    """The tune's settings from the command line."""
+    """The tune's settings from the command line (and the choices the selection holds)."""
+    held = standing_of(read_selection(args.selection)) if args.selection.exists() else {}
     return TuneOptions(
+        standing=held,
         adapter=args.adapter, profile=one_profile(args), warm=args.warm, l2_bytes=args.l2_bytes,
         strategy=args.strategy, budget=Budget(args.budget, args.time), seed=args.search_seed,
         input_seed=args.input_seed,

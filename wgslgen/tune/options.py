@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from wgslgen.run.device import is_cpu_adapter
 from wgslgen.run.harness import DEFAULT_TIMEOUT_S
@@ -33,6 +34,9 @@ class TuneOptions:
     retry_failed: bool = False
     # "always", "never", or "auto": one worker, on a GPU watched by a canary (tune/drift.py)
     fresh_worker: str = "auto"
+    # The selection file's choices (tune/standing.py): a shape whose every record is reused
+    # keeps them, with no head-to-head.
+    standing: Mapping[tuple[str, str, str], Any] = field(default_factory=dict)
 
     def flush_bytes(self) -> int:
         """What bench writes to flush the cache before each sample (0 when warm)."""

@@ -27,7 +27,7 @@ from wgslgen.run.harness import Harness, ReferenceFailure, Status
 from wgslgen.run.worker_client import WorkerFailure
 from wgslgen.spec.kernel import KernelSpec, Variant, format_shape
 from wgslgen.spec.space import VariantSpace
-from wgslgen.tune import planning
+from wgslgen.tune import planning, standing
 from wgslgen.tune.bench import Measurement
 from wgslgen.tune.db import (
     Record,
@@ -308,13 +308,16 @@ class TuneSession:
         base = ok.get(plan.baseline.name)
         portable = [n for n in eligible if by_name[n].portable]
         guess = portable_default(eligible, portable, tie_key, winner="")
+        baseline = (base.name, base.measurement) if base else None
+        key = (plan.spec.name, self.device_key.digest(), canonical_shape(plan.shape))
+        if held := standing.held_choices(self.options.standing, key, report.outcomes, eligible):
+            return standing.kept(decide(eligible, portable, baseline, {}, tie_key, names), held)
         race = list(dict.fromkeys([*names, *([base.name] if base else []), *filter(None, [guess])]))
         h2h, notes = {}, []
         if len(race) > 1:
             h2h, why = self._head_to_head([by_name[n] for n in race], plan.shape)
             if why:
                 notes.append(f"head-to-head failed ({why}); decided on the database's medians")
-        baseline = (base.name, base.measurement) if base else None
         return decide(eligible, portable, baseline, h2h, tie_key, names, notes)
 
     def _fresh_worker(self) -> None:
