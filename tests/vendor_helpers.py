@@ -78,15 +78,21 @@ TSC = ROOT / "node_modules" / ".bin" / "tsc"
 def rust_conformance_passes(out: Path, cases: dict, manifest: dict, tmp_path: Path) -> str:
     """Compile the vendored Rust module's conformance test with ``rustc --test`` and run it:
     every shared case must pass, without a compiler warning. Returns the test's source."""
-    import shutil
-
     from tests.vendor_clients import rust_conformance
+
+    src = tmp_path / "conformance_test.rs"
+    src.write_text(rust_conformance.generate(out, cases, manifest, "wgslgen_kernels.rs"))
+    rust_tests_pass(src, 3)
+    return src.read_text()
+
+
+def rust_tests_pass(src: Path, tests: int) -> None:
+    """``rustc --test`` of ``src``, without a compiler warning, and all ``tests`` pass."""
+    import shutil
 
     rustc = shutil.which("rustc")
     assert rustc, "rustc is needed for the Rust binding's tests"
-    src = tmp_path / "conformance_test.rs"
-    src.write_text(rust_conformance.generate(out, cases, manifest, "wgslgen_kernels.rs"))
-    exe = tmp_path / "conformance"
+    exe = src.with_suffix("")
     build = subprocess.run(
         [rustc, "--edition", "2021", "--test", "-O", str(src), "-o", str(exe)],
         capture_output=True, text=True, timeout=300,
@@ -95,8 +101,7 @@ def rust_conformance_passes(out: Path, cases: dict, manifest: dict, tmp_path: Pa
     assert "warning" not in build.stderr, build.stderr[-2000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    assert "3 passed" in run.stdout
-    return src.read_text()
+    assert f"{tests} passed" in run.stdout
 
 
 def ts_module_typechecks(module: Path) -> None:

@@ -2,7 +2,8 @@
 """Generate the Rust conformance test of a vendored folder from the shared cases (no crates).
 
 The test includes the generated module and checks: uniform bytes equal the Python-packed golden
-bytes, dispatch and buffer/scratch sizes, every selector case, and every file's sha256.
+bytes, dispatch and buffer/scratch sizes, bindings, the features and limits a device needs,
+every selector case (variant, rejected candidates and their reasons), every file's sha256.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def _derived(c: dict, floats: set[str]) -> str:
     if not c.get("derived"):
         return ""
     shape = f"k::{_camel(c['kernel'])}Shape {{ {_fields(c['shape'], floats)} }}"
-    out = [f"\n    let v = k::{c['variant']}::vars(&{shape});"]
+    out = [f"\n    let v = k::{c['variant']}::vars(&{shape}).unwrap();"]
     for name, want in sorted(c["derived"].items()):
         if isinstance(want, float):
             bits = struct.unpack("<Q", struct.pack("<d", want))[0]
@@ -92,45 +93,80 @@ def _facts(name: str, a: dict) -> str:
     )
 
 
+def _str_slice(items: list[str]) -> str:
+    return "&[" + ", ".join(json.dumps(x) for x in items) + "]"
+
+
+def _bindings(variant: dict) -> str:
+    """Asserts that a plan's bindings are the manifest's, in order."""
+    want = ", ".join(
+        f"k::Binding {{ group: {b['group']}, binding: {b['binding']}, name: {json.dumps(b['name'])}, "
+        f"kind: {json.dumps(b['kind'])}, access: {json.dumps(b['access'])}, scratch: {str(b['scratch']).lower()} }}"
+        for b in variant["bindings"]
+    )
+    return f"\n    let w: &[k::Binding] = &[{want}]; assert_eq!(p.bindings, w, {json.dumps(variant['name'])});"
+
+
+def _run(c: dict, manifest: dict, fl: set[str]) -> str:
+    """Asserts of one run case: the plan's bytes, counts and sizes are the reference's."""
+    v = manifest["variants"][c["variant"]]
+    dispatch = ", ".join(f"({json.dumps(e)}, [{x}, {y}, {z}])" for e, (x, y, z) in c["dispatch"])
+    sizes = ", ".join(f"({json.dumps(n)}, {s})" for n, s in c["buffer_sizes"].items())
+    scratch = ", ".join(f"({json.dumps(n)}, {s})" for n, s in c["scratch_sizes"].items())
+    encodings = ", ".join(
+        f"({json.dumps(b['name'])}, {json.dumps(b['encoding'])})"
+        for b in v["bindings"]
+        if b["kind"] != "uniform" and not b["scratch"] and b["encoding"]
+    )
+    return (
+        f"    let p = k::plan_for({json.dumps(c['variant'])}, &{_shape(c['kernel'], c['shape'], fl)}).unwrap();\n"
+        f"    assert_eq!(hex(&p.uniform), {json.dumps(c['uniform_hex'])}, {json.dumps(c['variant'])});\n"
+        f"    assert_eq!(p.dispatch, vec![{dispatch}]);\n"
+        f"    let mut s = p.buffer_sizes.clone(); s.sort(); let mut w: Vec<(&str, u64)> = vec![{sizes}]; w.sort(); assert_eq!(s, w);\n"
+        f"    assert_eq!(p.scratch_sizes, vec![{scratch}]);\n"
+        f"    let mut e = p.encodings.to_vec(); e.sort(); let mut w: Vec<(&str, &str)> = vec![{encodings}]; w.sort(); assert_eq!(e, w);"
+        + _bindings(v)
+        + _derived(c, fl)
+    )
+
+
+def _requirement(r: dict, fl: set[str]) -> str:
+    """Asserts that a plan asks for the reference's features and limits (required_limits)."""
+    limits = ", ".join(f"({json.dumps(n)}, {x})" for n, x in sorted(r["limits"].items()))
+    label = json.dumps(f"{r['variant']} {r['shape']}")
+    return (
+        f"    let p = k::plan_for({json.dumps(r['variant'])}, &{_shape(r['kernel'], r['shape'], fl)}).unwrap();\n"
+        f'    let w: &[&str] = {_str_slice(r["features"])}; assert_eq!(p.features, w, "{{}}", {label});\n'
+        f'    let w: Vec<(&str, u64)> = vec![{limits}]; assert_eq!(p.required_limits, w, "{{}}", {label});'
+    )
+
+
+def _selection(c: dict, fl: set[str]) -> str:
+    """Asserts that select() picks the reference's variant, rejecting the same candidates for
+    the same reasons, word for word."""
+    want = "None" if c["expect"] is None else f"Some({json.dumps(c['expect'])})"
+    rejected = ", ".join(json.dumps(r) for r in c["rejected"])
+    reasons = ", ".join(json.dumps(r) for r in c["reasons"])
+    label = json.dumps(f"{c['adapter']} {c['kernel']} {c['shape']}")
+    return (
+        f"    let r = k::select(&facts_{c['adapter'].replace('-', '_')}(), &{_shape(c['kernel'], c['shape'], fl)});\n"
+        "    let (got, rej) = match &r { Ok(p) => (Some(p.variant), &p.rejected), Err(e) => (None, &e.rejected) };\n"
+        "    let names: Vec<&str> = rej.iter().map(|x| x.0).collect();\n"
+        "    let why: Vec<&str> = rej.iter().map(|x| x.1.as_str()).collect();\n"
+        f'    assert_eq!((got, names, why), ({want}, vec![{rejected}], vec![{reasons}]), "{{}}", {label});'
+    )
+
+
 def generate(vendored: Path, cases: dict, manifest: dict, module: str) -> str:
-    """The text of conformance_test.rs for ``vendored``."""
+    """The text of conformance_test.rs for ``vendored`` (three tests)."""
     lines = [f'#[path = "{(vendored / "rust" / module).as_posix()}"]\nmod k;', SHA256]
     lines += [_facts(n, a) for n, a in sorted(cases["adapters"].items())]
     floats = {v["kernel"]: set(v.get("float_sizes", ())) for v in manifest["variants"].values()}
-    runs = []
-    for c in cases["runs"]:
-        fl = floats.get(c["kernel"], set())
-        dispatch = ", ".join(
-            f"({json.dumps(e)}, [{x}, {y}, {z}])" for e, (x, y, z) in c["dispatch"]
-        )
-        sizes = ", ".join(f"({json.dumps(n)}, {s})" for n, s in c["buffer_sizes"].items())
-        scratch = ", ".join(f"({json.dumps(n)}, {s})" for n, s in c["scratch_sizes"].items())
-        encodings = ", ".join(
-            f"({json.dumps(b['name'])}, {json.dumps(b['encoding'])})"
-            for b in manifest["variants"][c["variant"]]["bindings"]
-            if b["kind"] != "uniform" and not b["scratch"] and b["encoding"]
-        )
-        runs.append(
-            f"    let p = k::plan_for({json.dumps(c['variant'])}, &{_shape(c['kernel'], c['shape'], fl)}).unwrap();\n"
-            f"    assert_eq!(hex(&p.uniform), {json.dumps(c['uniform_hex'])}, {json.dumps(c['variant'])});\n"
-            f"    assert_eq!(p.dispatch, vec![{dispatch}]);\n"
-            f"    let mut s = p.buffer_sizes.clone(); s.sort(); let mut w: Vec<(&str, u64)> = vec![{sizes}]; w.sort(); assert_eq!(s, w);\n"
-            f"    assert_eq!(p.scratch_sizes, vec![{scratch}]);\n"
-            f"    let mut e = p.encodings.to_vec(); e.sort(); let mut w: Vec<(&str, &str)> = vec![{encodings}]; w.sort(); assert_eq!(e, w);"
-            + _derived(c, fl)
-        )
+    runs = [_run(c, manifest, floats.get(c["kernel"], set())) for c in cases["runs"]]
+    runs += [_requirement(r, floats.get(r["kernel"], set())) for r in cases.get("requirements", [])]
     lines.append('fn hex(b: &[u8]) -> String { b.iter().map(|x| format!("{:02x}", x)).collect() }')
     lines.append("#[test]\nfn runs_layouts_and_sizes() {\n" + "\n".join(runs) + "\n}")
-    sel = []
-    for c in cases["selector"]:
-        want = "None" if c["expect"] is None else f"Some({json.dumps(c['expect'])})"
-        rejected = ", ".join(json.dumps(r) for r in c["rejected"])
-        label = f"{c['adapter']} {c['kernel']} {c['shape']}"
-        sel.append(
-            f"    let r = k::select(&facts_{c['adapter'].replace('-', '_')}(), &{_shape(c['kernel'], c['shape'], floats.get(c['kernel'], set()))});\n"
-            f"    let (got, rej): (Option<&str>, Vec<&str>) = match &r {{ Ok(p) => (Some(p.variant), p.rejected.iter().map(|x| x.0).collect()), Err(e) => (None, e.rejected.iter().map(|x| x.0).collect()) }};\n"
-            f'    assert_eq!((got, rej), ({want}, vec![{rejected}]), "{{}}", {json.dumps(label)});'
-        )
+    sel = [_selection(c, floats.get(c["kernel"], set())) for c in cases["selector"]]
     lines.append("#[test]\nfn selector_cases() {\n" + "\n".join(sel) + "\n}")
     files = [
         f"    assert_eq!(sha256_hex(&std::fs::read({json.dumps((vendored / p).as_posix())}).unwrap()), {json.dumps(h)});"

@@ -86,7 +86,9 @@ def _usage(manifest: dict[str, Any], langs: Sequence[str], package: str) -> list
             f"let shape = {package}::Shape::{kernel_type_name(kernel)}("
             f"{package}::{shape_type} {{ {rs_values} }});",
             f"let plan = {package}::select(&facts, &shape)?;  // Err(NoViable) says why",
-            "// plan.wgsl, plan.uniform, plan.dispatch, plan.buffer_sizes, plan.encodings",
+            "// device with plan.features, plan.required_limits; buffers through",
+            f"// {package}::encode(&plan, name, values) (plan.encodings), {package}::check_buffers",
+            "// plan.wgsl, plan.uniform, plan.dispatch, plan.buffer_sizes, plan.bindings",
             "```",
             "",
         ]
