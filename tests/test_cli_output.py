@@ -333,3 +333,29 @@ def test_a_nested_document_starts_with_its_own_schema_version(
     doc = _one_document(capsys.readouterr().out)
     assert list(doc) == ["schema_version", "manifest", "warnings"]
     assert list(doc["manifest"]) == ["schema_version", "abi_version", "z"]
+
+
+def test_a_test_matrix_wider_than_the_terminal_comes_in_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rich drops the columns that do not fit, without a word: S9-S11 and the error column
+    were missing from an 80-column terminal, under a summary that counted them."""
+    import io
+
+    from rich.console import Console
+
+    from wgslgen.cli import cmd_test
+
+    screen = io.StringIO()
+    monkeypatch.setattr(cmd_test, "console", Console(file=screen, width=80, highlight=False))
+    shapes = [f"--shape=n={n}" for n in range(1, 12)]
+    argv = ["test", "--templates", str(SCALE), "--adapter", "cpu", "--set", "wg=64", *shapes]
+    assert main(argv) == 0
+    text = screen.getvalue()
+    headers = [line.split() for line in text.splitlines() if line.lstrip().startswith("variant")]
+    assert len(headers) >= 2, text  # more than one block
+    assert [h for row in headers for h in row if h.startswith("S")] == [
+        f"S{i}" for i in range(1, 12)
+    ]
+    assert all(row[-3:] == ["max", "abs", "err"] for row in headers), text
+    assert max(len(line) for line in text.splitlines()) <= 80, text

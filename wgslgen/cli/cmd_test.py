@@ -139,31 +139,32 @@ def _print_report(report: Report, renderings: Mapping[str, RenderedVariant]) -> 
 
 def _print_kernel_table(kernel: str, results: list[CaseResult], report: Report) -> None:
     shapes = list(dict.fromkeys(format_shape(r.shape) for r in results))
+    print_title(f"wgslgen test: {kernel} on {report.adapter} (profile {report.profile})")
     for i, s in enumerate(shapes, 1):
         console.print(f"  S{i}: {s}", markup=False)
-    print_title(f"wgslgen test: {kernel} on {report.adapter} (profile {report.profile})")
-    table = Table(
-        box=box.SIMPLE_HEAD,  # no vertical rules: the matrix fits 80 columns
-        pad_edge=False,
-    )
-    # The variant name is what a reader needs whole; rich squeezes the other columns first.
-    table.add_column(
-        "variant", no_wrap=True, min_width=min(60, max(len(r.variant) for r in results))
-    )
-    width = max(len(r.status) for r in results)
-    for i in range(1, len(shapes) + 1):
-        table.add_column(f"S{i}", no_wrap=True, min_width=width)
-    table.add_column("max err", justify="right", no_wrap=True)
     rows: dict[str, dict[str, CaseResult]] = {}
     for r in results:
         rows.setdefault(r.variant, {})[format_shape(r.shape)] = r
-    for variant, cells in rows.items():
-        errors = [c.max_abs for c in cells.values() if c.max_abs is not None]
-        worst = f"{max(errors):.1e}" if errors else ""
-        table.add_row(
-            Text(variant), *(_CELL[cells[s].status] if s in cells else "" for s in shapes), worst
-        )
-    console.print(table)
+    name_width = min(60, max(len(r.variant) for r in results))
+    cell = max(len(f"S{len(shapes)}"), *(len(r.status) for r in results))
+    # As many shape columns (each its width, 2 of padding and 1 of rule) as the terminal holds
+    # beside the names and the error column, the rest in further blocks: rich would drop the
+    # columns that do not fit, without a word.
+    err = "max abs err"
+    fits = max(1, (console.width - (name_width + 3) - (len(err) + 3)) // (cell + 3))
+    for first in range(0, len(shapes), fits):
+        block = list(enumerate(shapes, 1))[first : first + fits]
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)  # no vertical rules
+        table.add_column("variant", no_wrap=True, min_width=name_width)
+        for i, _ in block:
+            table.add_column(f"S{i}", no_wrap=True, min_width=cell)
+        table.add_column(err, justify="right", no_wrap=True, min_width=len(err))
+        for variant, cells in rows.items():
+            errors = [c.max_abs for c in cells.values() if c.max_abs is not None]
+            worst = f"{max(errors):.1e}" if errors else ""
+            statuses = (_CELL[cells[s].status] if s in cells else "" for _, s in block)
+            table.add_row(Text(variant), *statuses, worst)
+        console.print(table)
 
 
 def _print_details(

@@ -124,11 +124,12 @@ def clipped_frame(detail: str, max_lines: int = 12, width: int = FRAME_WIDTH) ->
 
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     """A table for people. Every title and cell is plain text, never rich markup (a kernel
-    name, path or message may hold [brackets])."""
+    name, path or message may hold [brackets]). A narrow terminal folds a long cell onto
+    more lines, never cuts it to "…": two variant names that differ at the end stay apart."""
     print_title(title)
     table = Table(title_justify="left")
     for col in columns:
-        table.add_column(Text(str(col)))
+        table.add_column(Text(str(col)), overflow="fold")
     for row in rows:
         table.add_row(*(Text(str(c)) for c in row))
     console.print(table)
