@@ -288,3 +288,16 @@ def test_shell_completion_completes_commands_options_kernels_and_axis_values() -
         "s=f32",
         "s=pf16",
     ]
+
+
+def test_init_inside_a_project_warns_that_the_new_one_hides_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0
+    assert "inside the project" not in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path / "kernels")  # a newcomer's natural mistake
+    assert main(["init"]) == 0
+    err = capsys.readouterr().err
+    assert f"inside the project of {tmp_path / 'wgslgen.toml'}" in err, err
+    assert "no longer see that one's kernels" in err

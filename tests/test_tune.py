@@ -61,7 +61,7 @@ def tuned(tmp_path_factory) -> Path:
 
 def test_tune_two_shapes_prints_leaderboard_writes_db_and_selection(tuned):
     out = (tuned / "stdout.txt").read_text()
-    for text in ("scale @ n=1000", "scale @ n=65536", "vs baseline", "% of best", "winner"):
+    for text in ("scale @ n=1000", "scale @ n=65536", "speedup", "% of best", "winner"):
         assert text in out
     records = ResultsDB(tuned / "results.jsonl").load().records
     # 5 variants x 2 shapes, each once, each passed the reference before it was timed.

@@ -7,7 +7,8 @@ import argparse
 from pathlib import Path
 
 from wgslgen.atomic import atomic_write_text
-from wgslgen.cli.output import console
+from wgslgen.cli.output import console, warn
+from wgslgen.config import find_config
 from wgslgen.errors import WgslgenError
 from wgslgen.spec.kernel import read_toml
 from wgslgen.starter import CONFIG, KERNEL_TOML, REFERENCE, TEMPLATE
@@ -49,6 +50,12 @@ def run(args: argparse.Namespace) -> int:
         raise WgslgenError(
             f"{clash[0]}: already exists; init overwrites nothing (it only adds "
             "[tool.wgslgen] to a pyproject.toml without one)"
+        )
+    if outer := find_config(root.resolve().parent):  # a monorepo may want it; say what it does
+        warn(
+            f"{root} is inside the project of {outer}: commands run at or below {root} will use "
+            "the new project and no longer see that one's kernels (to add a kernel to it, make "
+            "a folder beside its others instead)"
         )
     if example.exists() and not example.is_dir():
         raise WgslgenError(f"{example}: exists and is not a folder; nothing was written")

@@ -12,7 +12,7 @@ from wgslgen.cli.options import one_profile
 from wgslgen.cli.output import console
 from wgslgen.spec.kernel import format_shape
 from wgslgen.tune.runner import ShapeReport, Totals, TuneOptions
-from wgslgen.tune.selection import ShapePlan
+from wgslgen.tune.selection import Decision, ShapePlan
 
 
 def method_line(options: TuneOptions) -> str:
@@ -51,32 +51,51 @@ def print_shape(report: ShapeReport, top: int) -> None:
             ", ".join(notes),
         ))  # fmt: skip
     table = Table(title_justify="left")
-    for col in ("#", "variant", "median", "IQR", "vs baseline", "% of best", "notes"):
+    for col in ("#", "variant", "median", "IQR", "speedup", "% of best", "notes"):
         # Variant names are what people copy: never wrap or cut them.
         table.add_column(col, no_wrap=col in ("variant", "median", "IQR"), overflow="fold")
     for row in shown:
         table.add_row(*(escape(str(c)) for c in row))  # error texts may hold [brackets]
     if shown:  # a shape whose reference failed ran nothing: its error says why, no empty table
         console.print(table)
-    if d is not None:
-        if d.head_to_head:
-            rounds = next(iter(d.head_to_head.values())).reps
-            line = ", ".join(
-                f"{n.removeprefix(prefix)} {format_ns(m.median_ns)}"
-                for n, m in sorted(d.head_to_head.items(), key=lambda x: x[1].median_ns)
-            )
-            console.print(f"head-to-head ({rounds} rounds): {line}", markup=False)
-        speed = f", {d.speedup:.2f}x vs baseline" if d.speedup else ", no baseline time"
         console.print(
-            f"[green]winner[/] {escape(d.winner.removeprefix(prefix))} "
-            f"({format_ns(d.medians[d.winner])}{speed}): {escape(d.reason.replace(prefix, ''))}",
-            markup=True,
-        )
-        console.print(f"portable default: {report.default_label(prefix)}", markup=False)
+            "  median, IQR: the search's timing of each variant; speedup: the baseline's "
+            "median ÷ the variant's (above 1: faster)",
+            style="dim", markup=False,
+        )  # fmt: skip
+    if d is not None:
+        _print_decision(report, d, prefix)
     for note in report.notes + (list(d.notes) if d else []):
         console.print(f"[yellow]note:[/] {escape(note)}", markup=True)
     if report.error:
         console.print(f"[bold red]error, not tuned:[/] {escape(report.error)}", markup=True)
+
+
+def _print_decision(report: ShapeReport, d: Decision, prefix: str) -> None:
+    """The head-to-head round (the decision), the winner and the portable default."""
+    if d.head_to_head:
+        rounds = next(iter(d.head_to_head.values())).reps
+        line = ", ".join(
+            f"{n.removeprefix(prefix)} {format_ns(m.median_ns)}"
+            for n, m in sorted(d.head_to_head.items(), key=lambda x: x[1].median_ns)
+        )
+        console.print(
+            f"head-to-head, the decision (the finalists timed again side by side, {rounds} "
+            f"rounds): {line}",
+            markup=False,
+        )
+    where = " in the head-to-head" if d.winner in d.head_to_head else ""
+    speed = (
+        f"{where}, speedup {d.speedup:.2f}x over the baseline"
+        if d.speedup
+        else f"{where}, no baseline time"
+    )
+    console.print(
+        f"[green]winner[/] {escape(d.winner.removeprefix(prefix))} "
+        f"({format_ns(d.medians[d.winner])}{speed}): {escape(d.reason.replace(prefix, ''))}",
+        markup=True,
+    )
+    console.print(f"portable default: {report.default_label(prefix)}", markup=False)
 
 
 def _shape_header(plan: ShapePlan) -> str:
@@ -100,7 +119,11 @@ def _shape_header(plan: ShapePlan) -> str:
 
 def print_summary(args: Any, reports: list[ShapeReport], t: Totals, wall: float, n: int) -> None:
     timed = t.timed_ns + t.head_to_head_ns
-    overhead = f", overhead {wall / (timed * 1e-9):.1f}x" if timed else ""
+    overhead = (
+        f" (wall {wall / (timed * 1e-9):.1f}x the timed: compiles, checks, flushes)"
+        if timed
+        else ""
+    )
     console.print(
         f"\n{t.measured} run(s) ({t.failed} failed), {t.reused} reused from {args.db}; "
         f"wall {wall:.1f} s, timed repetitions {timed * 1e-9:.2f} s{overhead}",

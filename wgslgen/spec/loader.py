@@ -93,10 +93,14 @@ def select(kernels: Iterable[KernelSpec], names: Sequence[str] | None) -> list[K
     by_name = {k.name: k for k in kernels}
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise WgslgenError(
+        raise UnknownKernelError(
             f"unknown kernel(s) {', '.join(unknown)}; known: {', '.join(by_name) or '(none)'}"
         )
     return [by_name[n] for n in names]
+
+
+class UnknownKernelError(WgslgenError):
+    """A kernel name that none of the templates folders holds."""
 
 
 def plain_name(path: Path) -> str:

@@ -378,5 +378,6 @@ def pick_winner(
     return winner, (
         f"tied within noise {format_ns(noise)} of fastest {fastest} "
         f"({format_ns(best.median_ns)}): "
-        f"{', '.join(tied)}; smallest tie key wins"
+        f"{', '.join(tied)}; the most portable of them wins (fewest optional features, most "
+        "limit profiles, smallest workgroup, then the name)"
     )
