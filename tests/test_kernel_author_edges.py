@@ -63,12 +63,17 @@ def test_the_loop_limit_note_comes_only_with_a_failure_large_enough_to_hit_it() 
         Status,
     )
 
-    def report(shape: dict[str, int]) -> Report:
+    def report(shape: dict[str, int], shared: set[str] = frozenset({"k__a"})) -> Report:
         case = CaseResult("k", "k__a", shape, Status.FAIL, "y: 7/7 off")
-        return Report("llvmpipe (LLVM 15.0.6, 256 bits) [Vulkan, CPU]", "adapter", [case])
+        lavapipe = "llvmpipe (LLVM 15.0.6, 256 bits) [Vulkan, CPU]"
+        return Report(lavapipe, "adapter", [case], workgroup_memory=set(shared))
 
     assert report({"rows": 7, "cols": 300}).notes() == [LLVMPIPE_WORKGROUP_NOTE]
     assert report({"rows": 7, "cols": 30_000}).notes() == [LLVMPIPE_NOTE, LLVMPIPE_WORKGROUP_NOTE]
+    # and the workgroup-memory note only where the failing variant has any (it was printed
+    # after every failure, for a wrong reference too)
+    assert report({"rows": 7, "cols": 300}, shared=set()).notes() == []
+    assert report({"rows": 7, "cols": 30_000}, shared=set()).notes() == [LLVMPIPE_NOTE]
 
 
 def test_one_broken_kernel_toml_does_not_stop_work_on_another(

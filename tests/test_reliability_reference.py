@@ -45,6 +45,11 @@ def _scale(tmp_path: Path, old: str, new: str) -> Path:
             'return {"y": ["a"] * len(inputs["x"])}',
             "not of numbers",
         ),
+        (  # an .astype(int) left in truncated every value: the kernel was blamed
+            'return {"y": 2.0 * inputs["x"].astype(np.float64)}',
+            'return {"y": (2.0 * inputs["x"]).astype(np.int64)}',
+            "is an array of int64 for a f32 binding; return floats",
+        ),
         # it would end wgslgen itself, with exit 0 over a run that tested nothing
         ('return {"y"', 'import sys\n    sys.exit(0)\n    return {"y"', "sys.exit(0)"),
         ('return {"x"', 'raise SystemExit("bye")\n    return {"x"', "sys.exit('bye')"),

@@ -263,6 +263,8 @@ class Harness:
         """Run every case of ``plan`` and collect the report."""
         report = Report(self.adapter_info["label"], self.profile_name, not_run=list(plan.not_run))
         for rendered, shape in plan.cases:
+            if any(f.workgroup_bytes for f in rendered.facts.values()):
+                report.workgroup_memory.add(rendered.name)
             res = self.check(rendered, shape)
             report.results.append(res)
             if on_case:

@@ -254,6 +254,12 @@ def make_case(
                 raise WgslgenError(f"{where}: reference returned no array for output {b.name!r}")
             arr = _numeric(expected[b.name], b.name, f"{where}: reference", finite=True)
             _check_size(arr, b, counts[b.name], f"{where}: reference")
+            if arr.dtype.kind in "biu" and np.dtype(b.encoding.host_dtype).kind == "f":
+                raise WgslgenError(  # e.g. an .astype(int) left in: every value truncated
+                    f"{where}: reference: {b.name!r} is an array of {arr.dtype} for a "
+                    f"{b.encoding.name} binding; return floats (.astype(float) if whole "
+                    "numbers are meant)"
+                )
             out[b.name] = arr.astype(np.float64) if arr.dtype.kind == "f" else arr
     return TestData(case, data, inputs, out)
 

@@ -90,6 +90,9 @@ class Report:
     profile: str
     results: list[CaseResult] = field(default_factory=list)
     not_run: list[NotRun] = field(default_factory=list)
+    # The variants that use var<workgroup> memory: only their failures can be llvmpipe's
+    # unzeroed workgroup memory.
+    workgroup_memory: set[str] = field(default_factory=set)
 
     @property
     def failures(self) -> list[CaseResult]:
@@ -128,7 +131,8 @@ class Report:
             return []
         # A loop can run 65,535 times only where the problem has that many elements.
         large = any(math.prod(int(v) for v in r.shape.values()) >= 65_535 for r in failed)
-        return [LLVMPIPE_NOTE, LLVMPIPE_WORKGROUP_NOTE] if large else [LLVMPIPE_WORKGROUP_NOTE]
+        shared = any(r.variant in self.workgroup_memory for r in failed)
+        return [LLVMPIPE_NOTE] * large + [LLVMPIPE_WORKGROUP_NOTE] * shared
 
     def failure_table(self) -> str:
         """Plain text listing every failing case with its message (for assertion errors)."""
