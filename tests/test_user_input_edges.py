@@ -446,3 +446,13 @@ def test_a_test_shape_the_kernel_cannot_take_names_its_key(
     )
     code, _out, err = cli(capsys, "list", "--templates", str(here / "k"))
     assert code == 2 and message in one_line(err), err
+
+
+def test_tune_refuses_an_unknown_axis_before_the_device(
+    here: Path, capsys, no_device: None
+) -> None:
+    typo = [*DQ_SPLIT[:-2], "--set", "chunkk=64", *DQ_SPLIT[-2:]]  # Reached: the device opened
+    code, out, err = cli(capsys, "tune", *typo, "--db", str(here / "r.jsonl"),
+                         "--selection", str(here / "s.json"))  # fmt: skip
+    assert code == 2, out + err
+    assert "unknown axis 'chunkk'" in err

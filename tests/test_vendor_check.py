@@ -35,9 +35,13 @@ def test_check_clean_then_hand_edited_then_stale(tmp_path):
     (out / shader).write_text(text)  # undo, then change the template
     j2 = templates / "attention_bwd_dkv" / "attention_bwd_dkv.wgsl.j2"
     j2.write_text(j2.read_text() + "// a template edit\n")
-    kinds = {f.path: f.kind for f in folder.check_folder(out)}
+    findings = folder.check_folder(out)
+    kinds = {f.path: f.kind for f in findings}
     assert kinds[shader] == "stale" and kinds["manifest.json"] == "stale"
     assert set(kinds.values()) == {"stale"}
+    # which entries of the manifest: a reader should not have to diff it by hand
+    [manifest] = [f.detail for f in findings if f.path == "manifest.json"]
+    assert manifest.startswith("differs in ") and "variants.attention_bwd_dkv__" in manifest
 
 
 def test_pre_commit_hook_runs_vendor_check():
@@ -59,7 +63,12 @@ def test_cli_vendor_and_check_exit_codes(tmp_path, capsys):
     assert main(["vendor", "--check", str(out)]) == 0
     (out / "rust" / "wgslgen_kernels.rs").write_text("// edited\n")
     assert main(["vendor", "--check", str(out)]) == 1
-    assert "wgslgen_kernels.rs: hand-edited" in capsys.readouterr().out.replace("\n", "")
+    out_text = capsys.readouterr().out.replace("\n", "")
+    assert "wgslgen_kernels.rs: hand-edited" in out_text
+    assert "to update it" not in out_text  # vendoring again would drop the edit: not offered
+    (out / "rust" / "wgslgen_kernels.rs").unlink()
+    assert main(["vendor", "--check", str(out)]) == 1
+    assert f"to update it: cd {out} && wgslgen vendor --out ." in capsys.readouterr().out
     assert main(["vendor", "--out", str(ROOT / "generated" / "x")]) == 2
     assert main(["vendor", "--check", str(tmp_path)]) == 2  # never vendored
     assert "not a vendored folder" in capsys.readouterr().err

@@ -181,6 +181,8 @@ def run(args: argparse.Namespace) -> int:
     kernels = selected_kernels(args)
     _refuse_bad_input(args, kernels)
     overrides = parse_overrides(args.set)
+    for spec in kernels if overrides else ():  # an unknown axis or value: before the adapter
+        overridden(spec, overrides)
     options = _options(args)
     if args.ray is not None:
         from wgslgen.tune.fleet import import_ray

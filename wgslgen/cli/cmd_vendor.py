@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 from wgslgen.cli.output import add_common_options, console, emit_json
@@ -88,6 +89,14 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"{args.check / f.path}: {f.kind}: {f.detail}")
         if not findings and not args.json:
             console.print(f"{args.check} is up to date")
+        elif not args.json and any(f.kind != "hand-edited" for f in findings):
+            from wgslgen.vendor.readme import vendor_command
+
+            inputs = folder.read_manifest(args.check).get("inputs") or {}
+            console.print(
+                f"to update it: cd {shlex.quote(str(args.check))} && {vendor_command(inputs)}",
+                markup=False,
+            )
         return 1 if findings else 0
     if args.out is None:
         raise WgslgenError("wgslgen vendor: give --out DIR (or --check DIR)")

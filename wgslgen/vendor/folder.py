@@ -144,12 +144,34 @@ def check(plan: VendorPlan, out: Path, old: dict[str, Any]) -> list[Finding]:
         if rel != MANIFEST and rel in recorded and sha != recorded[rel]:
             findings.append(Finding(rel, "hand-edited", "its sha256 differs from the manifest's"))
         else:
-            findings.append(
-                Finding(rel, "stale", "the templates, selection or generator changed since")
-            )
+            why = "the templates, selection or generator changed since it was vendored"
+            if rel == MANIFEST:
+                why = f"{_what_changed(have, data)}: {why}"
+            findings.append(Finding(rel, "stale", why))
     for rel in sorted(set(recorded) - set(plan.files)):
         findings.append(Finding(rel, "removed", "vendored before, no longer generated"))
     return findings
+
+
+def _what_changed(have: bytes, want: bytes) -> str:
+    """The manifest's entries that differ (the kernels and variants one by one)."""
+    try:
+        old, new = json.loads(have), json.loads(want)
+    except ValueError:
+        return "not a manifest this vendor writes"
+    if not isinstance(old, dict):
+        return "not a manifest this vendor writes"
+    parts = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if key in ("kernels", "variants") and isinstance(a, dict) and isinstance(b, dict):
+            parts += [f"{key}.{n}" for n in sorted(set(a) | set(b)) if a.get(n) != b.get(n)]
+        else:
+            parts.append(key)
+    shown = ", ".join(parts[:6]) + (f" and {len(parts) - 6} more" if len(parts) > 6 else "")
+    return f"differs in {shown}"
 
 
 BUNDLED = "@bundled"  # the recorded name of wgslgen's own library (wherever it is installed)

@@ -95,7 +95,8 @@ def _usage(manifest: dict[str, Any], langs: Sequence[str], package: str) -> list
     return out
 
 
-def _vendor_command(inputs: dict[str, Any]) -> str:
+def vendor_command(inputs: dict[str, Any]) -> str:
+    """The command that vendors the folder again, run from the folder itself."""
     words = ["wgslgen", "vendor", "--out", "."]
     if inputs.get("langs"):
         words += ["--lang", ",".join(inputs["langs"])]
@@ -143,7 +144,7 @@ def readme_text(manifest: dict[str, Any], langs: Sequence[str], package: str) ->
         "",
         "```sh",
         "wgslgen vendor --check .   # exit 1 names every hand-edited or stale file",
-        _vendor_command(manifest.get("inputs") or {}) + "   # vendor again",
+        vendor_command(manifest.get("inputs") or {}) + "   # vendor again",
         "```",
         "",
     ]
