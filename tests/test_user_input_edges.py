@@ -451,7 +451,8 @@ def test_a_test_shape_the_kernel_cannot_take_names_its_key(
 def test_tune_refuses_an_unknown_axis_before_the_device(
     here: Path, capsys, no_device: None
 ) -> None:
-    typo = [*DQ_SPLIT[:-2], "--set", "chunkk=64", *DQ_SPLIT[-2:]]  # Reached: the device opened
+    good = "head_dim=64,n_heads=4,n_kv_heads=4,history_len=8"
+    typo = [*DQ_SPLIT[:-1], good, "--set", "chunkk=64"]  # Reached: the device opened
     code, out, err = cli(capsys, "tune", *typo, "--db", str(here / "r.jsonl"),
                          "--selection", str(here / "s.json"))  # fmt: skip
     assert code == 2, out + err
