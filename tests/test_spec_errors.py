@@ -289,3 +289,21 @@ def test_block_reduce_refuses_what_it_would_render_wrong(
     assert main(argv) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_uniform_field_of_no_size_is_named_with_its_line(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.conftest import GOOD_KERNELS
+    from wgslgen.spec.loader import load_kernel
+
+    folder = tmp_path / "scale"
+    shutil.copytree(GOOD_KERNELS / "scale", folder)
+    toml = folder / "kernel.toml"
+    text = toml.read_text()
+    toml.write_text(text.replace('["alpha", "f32"]]', '["alpha", "f32"], ["temperature", "f32"]]'))
+    line = 1 + text[: text.index("fields = [")].count("\n")
+    with pytest.raises(WgslgenError) as info:
+        load_kernel(folder)
+    assert str(info.value).startswith(f"{toml}:{line}: ")
+    assert "uniform field 'temperature' is neither a problem size nor derived" in str(info.value)

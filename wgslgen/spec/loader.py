@@ -310,13 +310,14 @@ def _parse_problem(
             raise WgslgenError(f"{where}: {name!r} is already a problem size; name it otherwise")
         derived.append((name, compile_expression(text, where, scope)))
         scope.append(name)
-    if uniform is not None:
-        for f in uniform.fields:
-            if not f.padding and f.name not in scope:
-                raise WgslgenError(
-                    f"{path}: uniform field {f.name!r} is neither a problem size nor derived; "
-                    f"sizes: {', '.join(sizes)}"
-                )
+    declared = [name for name, _ in doc.uniform.fields] if doc.uniform else []
+    for f in uniform.fields if uniform is not None else ():
+        if not f.padding and f.name not in scope:
+            where = _at(path, "uniform", "fields", declared.index(f.name))
+            raise WgslgenError(
+                f"{where}: uniform field {f.name!r} is neither a problem size nor derived; "
+                f"sizes: {', '.join(sizes)}"
+            )
     preconditions = tuple(
         compile_expression(p, _at(path, "problem", "preconditions", i), scope)
         for i, p in enumerate(table.preconditions)
