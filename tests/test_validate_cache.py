@@ -3,6 +3,7 @@ distinct shader compiled once per run, engine failures never remembered."""
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 from pathlib import Path
 
@@ -165,7 +166,7 @@ NONUNIFORM = """
 
 
 def test_tints_static_findings_are_remembered(tmp_path: Path, cache_dir: Path, monkeypatch) -> None:
-    from wgslgen.check import validate as validate_module
+    validate_module = importlib.import_module("wgslgen.check.validate")
 
     rendered = _renderings(tmp_path, {"barrier.wgsl": NONUNIFORM, "good.wgsl": GOOD})
     profiles = [load_profile("webgpu")]
@@ -188,7 +189,8 @@ def test_tints_static_findings_are_remembered(tmp_path: Path, cache_dir: Path, m
 
 def test_tints_static_rules_read_in_several_processes_keep_their_order(monkeypatch) -> None:
     from wgslgen.check import tint_rules
-    from wgslgen.check import validate as validate_module
+
+    validate_module = importlib.import_module("wgslgen.check.validate")
 
     sources = [NONUNIFORM if i % 7 == 3 else GOOD if i % 5 else None for i in range(60)]
     shares: list[int] = []
