@@ -92,3 +92,24 @@ def test_templates_default_to_the_projects_as_the_cli_does(tmp_path: Path, monke
     assert report.ok and report.results
     with pytest.raises(WgslgenError, match="unknown kernel"):  # bundled = false
         check_kernel(DQ, adapter="cpu")
+
+
+def test_api_edges_a_pytest_suite_meets(tmp_path: Path) -> None:
+    """One folder as a str or Path; a timeout that is not seconds; a broken kernel beside the
+    one asked for; a run where every case is n/a says why (API audit)."""
+    folder = tmp_path / "kernels"
+    shutil.copytree(GOOD_KERNELS / "scale", folder / "scale")
+    only = {"storage": "f32", "workgroup_size": 64}
+    for one in (str(folder), folder):  # a str was read letter by letter ("k: no such folder")
+        assert check_kernel("scale", templates=one, adapter="cpu", only=only).ok
+    with pytest.raises(WgslgenError, match="timeout must be a positive number of seconds"):
+        check_kernel("scale", templates=[folder], adapter="cpu", timeout="10s")  # type: ignore[arg-type]
+    shutil.copytree(GOOD_KERNELS / "scale", folder / "other")
+    toml = folder / "other" / "kernel.toml"
+    toml.write_text(
+        toml.read_text().replace('name = "scale"', 'name = "other"').replace("values", "valuse", 1)
+    )
+    assert check_kernel("scale", templates=[folder], adapter="cpu", only=only).ok  # as the CLI
+    with pytest.raises(AssertionError) as info:  # every case n/a: the precondition is named
+        assert_kernel_passes("scale", [folder], [{"n": 0}], "cpu", only=only)
+    assert "N/A" in str(info.value) and "precondition" in str(info.value), str(info.value)

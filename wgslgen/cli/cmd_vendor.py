@@ -82,22 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from wgslgen.vendor import folder
 
     if args.check is not None:
-        findings = folder.check_folder(args.check, args.engine)
-        if args.json:
-            emit_json({"clean": not findings, "findings": [f.__dict__ for f in findings]})
-        for f in findings if not args.json else []:
-            console.print(f"{args.check / f.path}: {f.kind}: {f.detail}")
-        if not findings and not args.json:
-            console.print(f"{args.check} is up to date")
-        elif not args.json and any(f.kind != "hand-edited" for f in findings):
-            from wgslgen.vendor.readme import vendor_command
-
-            inputs = folder.read_manifest(args.check).get("inputs") or {}
-            console.print(
-                f"to update it: cd {shlex.quote(str(args.check))} && {vendor_command(inputs)}",
-                markup=False,
-            )
-        return 1 if findings else 0
+        return _check(args)
     if args.out is None:
         raise WgslgenError("wgslgen vendor: give --out DIR (or --check DIR)")
     roots = [DEFAULT_TEMPLATES, DEFAULT_TEMPLATES.parent / "generated", Path("generated")]
@@ -142,3 +127,25 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"removed (no longer vendored): {', '.join(sorted(what))}", markup=False)
     console.print(f"{args.out}: {len(plan.files)} files, {len(changed)} changed")
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    """`vendor --check DIR`: each finding, and how to update the folder when that is safe."""
+    from wgslgen.vendor import folder
+
+    findings = folder.check_folder(args.check, args.engine)
+    if args.json:
+        emit_json({"clean": not findings, "findings": [f.__dict__ for f in findings]})
+    for f in findings if not args.json else []:
+        console.print(f"{args.check / f.path}: {f.kind}: {f.detail}")
+    if not findings and not args.json:
+        console.print(f"{args.check} is up to date")
+    elif not args.json and all(f.kind != "hand-edited" for f in findings):  # keep edits
+        from wgslgen.vendor.readme import vendor_command
+
+        inputs = folder.read_manifest(args.check).get("inputs") or {}
+        console.print(
+            f"to update it: cd {shlex.quote(str(args.check))} && {vendor_command(inputs)}",
+            markup=False,
+        )
+    return 1 if findings else 0

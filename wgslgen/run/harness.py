@@ -28,7 +28,14 @@ from wgslgen.run.protocol import (
 from wgslgen.run.reference import TestData, compare, load_reference, make_case
 from wgslgen.run.report import CaseResult, NotRun, Report, RunPlan, Status
 from wgslgen.run.worker_client import WorkerClient, WorkerFailure
-from wgslgen.spec.kernel import Case, KernelSpec, PreconditionError, Variant, format_shape
+from wgslgen.spec.kernel import (
+    Case,
+    KernelSpec,
+    PreconditionError,
+    Variant,
+    format_shape,
+    shape_mismatch,
+)
 
 DEFAULT_TIMEOUT_S = 60.0
 _BUFFER_TYPE = {"read": "read-only-storage", "read_write": "storage"}
@@ -244,7 +251,11 @@ class Harness:
                 continue
             if shapes:  # given shapes apply to the kernels whose sizes they set
                 todo = [dict(s) for s in shapes if set(s) == set(spec.problem.sizes)]
-                why = f"no --shape sets exactly its sizes {', '.join(spec.problem.sizes)}"
+                # each shape's own mismatch ("must set exactly ...; missing eps")
+                why = "; ".join(
+                    f"shape {format_shape(s)} {shape_mismatch(spec.problem.sizes, s)}"
+                    for s in shapes
+                )
             else:
                 todo, why = [dict(s) for s in spec.test_shapes], "no [test] shapes"
             if not todo:

@@ -137,7 +137,9 @@ class Report:
     def failure_table(self) -> str:
         """Plain text listing every failing case with its message (for assertion errors)."""
         lines = [f"adapter {self.adapter}, profile {self.profile}: {self.summary()}"]
-        for r in self.failures:
+        # Nothing failed yet nothing passed: every case n/a, and the reason is the point.
+        shown = self.failures or [r for r in self.results if r.status == Status.NOT_APPLICABLE]
+        for r in shown:
             lines.append(f"  {r.status.upper():8} {r.variant} @ {format_shape(r.shape)}")
             lines.extend(f"           {m}" for m in r.message.splitlines())
         if not self.results:

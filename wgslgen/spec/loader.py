@@ -56,7 +56,10 @@ def discover(
     Two kernel folders with one name are an error; a plain file whose name is taken (by a
     kernel, or by another file: `my shader.wgsl` and `my_shader.wgsl`, or `a.wgsl` in two
     folders) gets a distinct one, its folder's name first (`y.a`), so that it is still judged.
+    No folders (None) means the bundled library; one folder may be given alone.
     """
+    if isinstance(template_dirs, str | Path):  # a str is a Sequence too: of letters
+        template_dirs = [template_dirs]
     dirs = [Path(d) for d in (template_dirs or [DEFAULT_TEMPLATES])]
     specs = [spec for d in dirs for spec in _kernels_in(d, skip_unreadable, broken)]
     found: dict[str, KernelSpec] = {}
