@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -157,8 +158,9 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _refuse_bad_input(args: argparse.Namespace, kernels: list[KernelSpec]) -> None:
-    """Every mistake in the command line that can be seen before the adapter starts."""
+def _refuse_bad_input(args: argparse.Namespace, kernels: list[KernelSpec]) -> list[SelectionEntry]:
+    """Every mistake in the command line that can be seen before the adapter starts; the
+    selection file's entries (read here, so that a broken file is refused first)."""
     if len(kernels) > 1 and not args.kernel:
         names = ", ".join(k.name for k in kernels)
         raise WgslgenError(f"name the kernel(s) to tune with --kernel (found: {names})")
@@ -166,24 +168,24 @@ def _refuse_bad_input(args: argparse.Namespace, kernels: list[KernelSpec]) -> No
         from wgslgen.tune.plot import check_plot_path
 
         args.plot = check_plot_path(args.plot)
-    if args.selection.exists():
-        read_selection(args.selection)  # refuse a broken file before spending time
+    entries = read_selection(args.selection) if args.selection.exists() else []
     for spec in kernels:  # a shape of other sizes, or one the uniform cannot hold
         for shape in (args.shape or []) if spec.problem is not None else ():
             if why := shape_mismatch(spec.problem.sizes, shape):
                 raise WgslgenError(f"kernel {spec.name}: shape {format_shape(shape)} {why}")
             spec.check_shape_values(shape)
+    return entries
 
 
 def run(args: argparse.Namespace) -> int:
     """Plan every (kernel, shape), tune with a progress bar, print, write the selection."""
     started = time.perf_counter()
     kernels = selected_kernels(args)
-    _refuse_bad_input(args, kernels)
+    standing = standing_of(_refuse_bad_input(args, kernels))
     overrides = parse_overrides(args.set)
     for spec in kernels if overrides else ():  # an unknown axis or value: before the adapter
         overridden(spec, overrides)
-    options = _options(args)
+    options = _options(args, standing)
     if args.ray is not None:
         from wgslgen.tune.fleet import import_ray
 
@@ -264,11 +266,10 @@ def _now_failing(reports: list[ShapeReport]) -> dict[tuple[str, str, str], set[s
     return out
 
 
-def _options(args: argparse.Namespace) -> TuneOptions:
-    """The tune's settings from the command line (and the choices the selection holds)."""
-    held = standing_of(read_selection(args.selection)) if args.selection.exists() else {}
+def _options(args: argparse.Namespace, standing: Mapping[Any, Any]) -> TuneOptions:
+    """The tune's settings from the command line, and the choices the selection holds."""
     return TuneOptions(
-        standing=held,
+        standing=standing,
         adapter=args.adapter, profile=one_profile(args), warm=args.warm, l2_bytes=args.l2_bytes,
         strategy=args.strategy, budget=Budget(args.budget, args.time), seed=args.search_seed,
         input_seed=args.input_seed,
