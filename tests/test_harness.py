@@ -360,3 +360,25 @@ def test_a_generated_or_vendored_f16_file_runs_with_the_buffers_its_header_decla
     code = main(["test", "--templates", str(generated), "--reference", DQ, "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and report["ok"], report
+
+
+def test_a_harness_dropped_without_close_ends_its_worker() -> None:
+    """An API user's test that forgets `with` or close(): the worker used to run on until
+    the interpreter exited, one more per such test."""
+    import gc
+    import os
+
+    harness = Harness("cpu")
+    spec = load_kernel(GOOD_KERNELS / "scale")
+    assert harness.check(render(spec.baseline), {"n": 5}).status == "pass"
+    pid = harness.worker.proc.pid
+    del harness
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"worker {pid} still runs after its Harness was dropped")

@@ -14,6 +14,7 @@ import select
 import subprocess
 import sys
 import time
+import weakref
 from typing import Any
 
 from wgslgen.children import Child, python_env
@@ -59,6 +60,9 @@ class WorkerClient:
         if self.adapter:
             cmd += ["--adapter", self.adapter]
         self.child = Child(cmd, env=python_env())
+        # A client dropped without close() (a Harness in a user's test, say) must not leave
+        # its worker running until the interpreter exits.
+        weakref.finalize(self, self.child.close)
         try:
             hello = self._receive(time.monotonic() + self.startup_timeout, "starting the worker")
         except WorkerFailure as exc:
