@@ -104,6 +104,10 @@ test("a pipeline is compiled once per device and variant", async () => {
   }
   for (let i = 0; i < 3; i++) k.run(device, plan, buffers);
   assert.equal(made, plan.dispatch.length);
+  // the same variant name with other code (another vendored folder) is compiled anew
+  const other = { [plan.variant]: k.WGSL[plan.variant] + "\n// another folder's text\n" };
+  k.encodePlan(device, device.createCommandEncoder(), k.MANIFEST, other, plan, buffers);
+  assert.equal(made, 2 * plan.dispatch.length);
   device.destroy();
 });
 

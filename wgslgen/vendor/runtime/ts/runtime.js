@@ -274,13 +274,14 @@ export function requirements(m, plan, defaults) {
     return { requiredFeatures: [...v.features], requiredLimits };
 }
 // A decode loop runs the same variant on one device every step: compile its module, layouts
-// and pipelines once per device (dropped with the device), not on every call.
+// and pipelines once per device (dropped with the device), not on every call. Keyed by the
+// WGSL text, not the name: two vendored folders may hold one variant name with other code.
 const COMPILED = new WeakMap();
 function compiled(device, v, groups, source) {
     let mine = COMPILED.get(device);
     if (!mine)
         COMPILED.set(device, (mine = new Map()));
-    const hit = mine.get(v.name);
+    const hit = mine.get(source);
     if (hit)
         return hit;
     const layouts = groups.map((g) => device.createBindGroupLayout(bindGroupLayoutDescriptor(v, g)));
@@ -290,7 +291,7 @@ function compiled(device, v, groups, source) {
     const stage = v.constants && Object.keys(v.constants).length ? { module, constants: v.constants } : { module };
     const pipelines = new Map(v.passes.map((p) => [p.entry_point, device.createComputePipeline({ layout, compute: { ...stage, entryPoint: p.entry_point } })]));
     const out = { layouts, pipelines };
-    mine.set(v.name, out);
+    mine.set(source, out);
     return out;
 }
 /** Bind the buffers (uniform/scratch made when absent) and encode every pass; the pipelines

@@ -280,13 +280,14 @@ export function requirements(m: Manifest, plan: Plan, defaults: Record<string, n
 
 interface Compiled { layouts: GPUBindGroupLayout[]; pipelines: Map<string, GPUComputePipeline> }
 // A decode loop runs the same variant on one device every step: compile its module, layouts
-// and pipelines once per device (dropped with the device), not on every call.
+// and pipelines once per device (dropped with the device), not on every call. Keyed by the
+// WGSL text, not the name: two vendored folders may hold one variant name with other code.
 const COMPILED = new WeakMap<GPUDevice, Map<string, Compiled>>();
 
 function compiled(device: GPUDevice, v: VariantEntry, groups: number[], source: string): Compiled {
   let mine = COMPILED.get(device);
   if (!mine) COMPILED.set(device, (mine = new Map()));
-  const hit = mine.get(v.name);
+  const hit = mine.get(source);
   if (hit) return hit;
   const layouts = groups.map((g) => device.createBindGroupLayout(bindGroupLayoutDescriptor(v, g)));
   const layout = device.createPipelineLayout({ bindGroupLayouts: layouts });
@@ -295,7 +296,7 @@ function compiled(device: GPUDevice, v: VariantEntry, groups: number[], source: 
   const stage = v.constants && Object.keys(v.constants).length ? { module, constants: v.constants } : { module };
   const pipelines = new Map(v.passes.map((p) => [p.entry_point, device.createComputePipeline({ layout, compute: { ...stage, entryPoint: p.entry_point } })]));
   const out = { layouts, pipelines };
-  mine.set(v.name, out);
+  mine.set(source, out);
   return out;
 }
 
