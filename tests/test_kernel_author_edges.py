@@ -49,7 +49,7 @@ def test_make_inputs_arrays_no_binding_is_named_for_are_refused(kernel: Path, ca
     ref.write_text(ref.read_text().replace('{"x": ', '{"bias": 0, "x": ', 1))
     assert main(_test(kernel)) == 1
     out = capsys.readouterr().out
-    assert "make_inputs gave 'bias', which no binding of scale is named" in out, out
+    assert "make_inputs() gave 'bias', which no binding of scale is named" in out, out
 
 
 def test_the_loop_limit_note_comes_only_with_a_failure_large_enough_to_hit_it() -> None:

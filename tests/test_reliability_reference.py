@@ -64,6 +64,9 @@ def test_a_bad_reference_is_a_reference_error_within_the_deadline(
     assert time.monotonic() - started < 10
     assert result.status == "error" and result.stage == "reference", result
     assert named in result.message and "reference.py" in result.message
+    # the stage is said once; the function that erred is named as a call
+    assert result.message.count("reference: ") == 1, result.message
+    assert "reference()" in result.message or "make_inputs()" in result.message, result.message
 
 
 def test_a_printing_reference_does_not_corrupt_json(

@@ -421,7 +421,7 @@ def test_inputs_that_f16_storage_cannot_hold_are_named(here: Path, capsys) -> No
                          "--shape", "n=1000", "--adapter", "cpu")  # fmt: skip
     assert code == 1
     text = one_line(out + err)
-    assert "make_inputs: 'x'[" in text and "does not fit f16 storage" in text, text
+    assert "make_inputs(): 'x'[" in text and "does not fit f16 storage" in text, text
     assert "holds NaN or Inf" not in text and "RuntimeWarning" not in err
 
 

@@ -229,34 +229,34 @@ def make_case(
     stray = sorted(set(raw) - set(names)) if isinstance(raw, dict) else []
     if stray:  # a misspelt binding would otherwise be filled with nothing but a canary
         raise WgslgenError(
-            f"{where}: make_inputs gave {', '.join(map(repr, stray))}, which no binding of "
+            f"{where}: make_inputs() gave {', '.join(map(repr, stray))}, which no binding of "
             f"{variant.spec.name} is named (its bindings: {', '.join(names)})"
         )
     data: dict[str, bytes] = {}
     inputs: dict[str, np.ndarray] = {}
     for b in variant.interface.bindings:
         if b.name in raw:  # an output given by make_inputs is an in-out buffer
-            arr = _numeric(raw[b.name], b.name, f"{where}: make_inputs")
-            _check_size(arr, b, counts[b.name], f"{where}: make_inputs")
-            data[b.name] = _encoded(b, arr, f"{where}: make_inputs")
+            arr = _numeric(raw[b.name], b.name, f"{where}: make_inputs()")
+            _check_size(arr, b, counts[b.name], f"{where}: make_inputs()")
+            data[b.name] = _encoded(b, arr, f"{where}: make_inputs()")
             inputs[b.name] = b.encoding.decode(data[b.name], counts[b.name]).reshape(arr.shape)
         elif b.is_output or b.scratch:  # NaN canary: a pass reading unwritten scratch fails
             dtype = np.dtype(b.encoding.host_dtype)
             canary = np.full(counts[b.name], _CANARY[dtype.kind], dtype=dtype)
             data[b.name] = b.encoding.encode(canary)
         else:
-            raise WgslgenError(f"{where}: make_inputs gave no array for input binding {b.name!r}")
+            raise WgslgenError(f"{where}: make_inputs() gave no array for input binding {b.name!r}")
     expected = _call(ref.reference, where, "reference", deadline_s, dict(inputs), dict(sizes))
     out: dict[str, np.ndarray] = {}
     for b in variant.interface.bindings:
         if b.is_output:
             if b.name not in expected:
-                raise WgslgenError(f"{where}: reference returned no array for output {b.name!r}")
-            arr = _numeric(expected[b.name], b.name, f"{where}: reference", finite=True)
-            _check_size(arr, b, counts[b.name], f"{where}: reference")
+                raise WgslgenError(f"{where}: reference() returned no array for output {b.name!r}")
+            arr = _numeric(expected[b.name], b.name, f"{where}: reference()", finite=True)
+            _check_size(arr, b, counts[b.name], f"{where}: reference()")
             if arr.dtype.kind in "biu" and np.dtype(b.encoding.host_dtype).kind == "f":
                 raise WgslgenError(  # e.g. an .astype(int) left in: every value truncated
-                    f"{where}: reference: {b.name!r} is an array of {arr.dtype} for a "
+                    f"{where}: reference(): {b.name!r} is an array of {arr.dtype} for a "
                     f"{b.encoding.name} binding; return floats (.astype(float) if whole "
                     "numbers are meant)"
                 )
