@@ -212,3 +212,37 @@ def test_a_huge_space_is_counted_and_refused_before_rendering(
     assert not out.exists()
     if named == "variants to render":  # a space that fits the raised limit is built
         assert _build(*args[:-1], "1000") == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "at", "opened"),
+    [
+        # unclosed: Jinja reports where the text ends; the message adds where the block opened
+        ("// line 1\n// line 2\n{% if true %}\n// line 4", "Unexpected end of template", 3),
+        # a wrong end tag, one block inside another
+        ("{% for i in [1] %}\n{% if true %}\n{% endfor %}", "scale.wgsl.j2:3:", 2),
+    ],
+)
+def test_a_syntax_error_names_its_line_and_the_unclosed_block(
+    kernel: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    body: str,
+    at: str,
+    opened: int,
+) -> None:
+    _template(kernel, body)
+    code, err = _run(kernel, tmp_path, capsys)
+    assert code == 2
+    assert "template syntax error" in err and at in err, err
+    assert f"the 'if' opened at line {opened} is not closed" in err, err
+    assert "variant" not in err, err  # the text's error, the same for every variant
+
+
+def test_a_syntax_error_without_a_block_names_only_its_line(
+    kernel: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _template(kernel, "// line 1\n{{ (1 }}")
+    code, err = _run(kernel, tmp_path, capsys)
+    assert code == 2 and "scale.wgsl.j2:2: template syntax error" in err, err
+    assert "opened at" not in err and "variant" not in err, err

@@ -19,6 +19,7 @@ from wgslgen import __version__
 from wgslgen.check import wgsl
 from wgslgen.check.wgsl import WgslFacts
 from wgslgen.errors import WgslgenError
+from wgslgen.render.syntax import syntax_error_message
 from wgslgen.render.template_loader import (
     ConfinedLoader,
     TemplateRefused,
@@ -207,11 +208,8 @@ def _render_text(variant: Variant, family: str, marked: bool) -> str:
     }
     try:
         return render_bounded(env.get_template(_template_name(spec)), context)
-    except jinja2.TemplateSyntaxError as exc:
-        where = f"{exc.filename or spec.template_path}:{exc.lineno}"
-        raise WgslgenError(
-            f"{where}: template syntax error: {exc.message} (variant {variant.name})"
-        ) from None
+    except jinja2.TemplateSyntaxError as exc:  # the text's, whatever the variant
+        raise WgslgenError(syntax_error_message(exc, spec.template_path)) from None
     except jinja2.TemplateNotFound as exc:
         raise WgslgenError(
             f"{_line_naming(spec.template_path, exc.name)}: template {exc.name!r} not found"
