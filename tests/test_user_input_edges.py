@@ -430,10 +430,10 @@ def test_inputs_that_f16_storage_cannot_hold_are_named(here: Path, capsys) -> No
     [
         (
             "[{ n = 1 }, { n = 100.5 }]",
-            "test.shapes[1]: n = 100.5 is not an integer (the uniform's n is u32)",
+            "[test].shapes[1]: n = 100.5 is not an integer (the uniform's n is u32)",
         ),
-        ("[{ n = -4 }]", "test.shapes[0]: n = -4 is negative (the uniform's n is u32)"),
-        ("[{ m = 3 }]", "test.shapes[0] must set exactly n; missing n; unknown m"),
+        ("[{ n = -4 }]", "[test].shapes[0]: n = -4 is negative (the uniform's n is u32)"),
+        ("[{ m = 3 }]", "[test].shapes[0] must set exactly n; missing n; unknown m"),
     ],
 )
 def test_a_test_shape_the_kernel_cannot_take_names_its_key(

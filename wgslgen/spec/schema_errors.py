@@ -89,11 +89,12 @@ def _is_union_tag(part: Any) -> bool:
 
 
 def where(loc: tuple[Any, ...]) -> str:
-    """A location as kernel.toml authors read it: [kernel].name, axis[1].key, test.shapes[0]."""
+    """A location as kernel.toml authors read it: [kernel].name, axis[1].key, [test].shapes[0]
+    (a table in brackets, an array of tables indexed)."""
     if not loc:
         return "top level"
     head, *rest = loc
-    text = f"[{head}]" if head in {"kernel", "uniform", "problem"} else str(head)
+    text = f"[{head}]" if head in {"kernel", "uniform", "problem", "test", "tune"} else str(head)
     for part in rest:
         text += f"[{part}]" if isinstance(part, int) else f".{part}"
     return text
