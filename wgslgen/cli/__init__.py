@@ -20,6 +20,7 @@ from wgslgen.cli.examples import EXAMPLES
 from wgslgen.cli.output import emit_json_failure, forget_json_output, print_error
 from wgslgen.config import Project, default_project, load_project
 from wgslgen.errors import WgslgenError
+from wgslgen.notices import show_on_stderr
 
 # One module per command; each has register(subparsers) that sets `run` on its parser.
 COMMAND_MODULES = (
@@ -156,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     _fill_lists(args, project)
     args.project = project
+    show_on_stderr()
     _terminate_like_interrupt()
     try:
         return int(args.run(args) or 0)

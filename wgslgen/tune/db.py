@@ -10,7 +10,6 @@ import contextlib
 import errno
 import json
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,6 +21,7 @@ from pydantic import ValidationError
 from wgslgen import locks
 from wgslgen.atomic import atomic_write_text
 from wgslgen.errors import WgslgenError
+from wgslgen.notices import logger
 from wgslgen.spec.kernel import format_shape, parse_shape
 from wgslgen.tune.bench import Measurement
 from wgslgen.tune.records import SELECTION_FORMAT, STATUSES, RecordModel, problem
@@ -203,10 +203,6 @@ def _line(record: Record) -> str:
     return json.dumps(record.to_dict(), sort_keys=True, separators=(",", ":")) + "\n"
 
 
-def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
-
-
 class ResultsDB:
     """An append-only JSON Lines file of Records; a kill at any point loses nothing written.
 
@@ -235,7 +231,7 @@ class ResultsDB:
         if self._session is None:
             why = f"another wgslgen tune is using {self.path}; waiting for it to finish"
             stack = contextlib.ExitStack()
-            stack.enter_context(locks.hold(self.path, "tune", on_wait or _warn, why))
+            stack.enter_context(locks.hold(self.path, "tune", on_wait or logger.warning, why))
             self._session, self._index = stack, None  # re-read: the other tune added lines
 
     def end_session(self) -> None:

@@ -12,10 +12,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from wgslgen.atomic import atomic_write_text
+from wgslgen.notices import logger
 
 VERSION = "30.1.0"
 # The same pin as the checkout's package-lock.json (a test compares them).
@@ -111,7 +111,7 @@ def _install(folder: Path) -> str:
         staging.mkdir()
         for name, text in lock_files().items():
             (staging / name).write_text(text, encoding="utf-8")
-        sys.stderr.write(f"wgslgen: installing naga-wasm {VERSION} into {folder} (once)\n")
+        logger.info("installing naga-wasm %s into %s (once)", VERSION, folder)
         cmd = [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--prefer-offline"]
         try:
             done = subprocess.run(
