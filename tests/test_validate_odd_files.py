@@ -193,6 +193,24 @@ def test_shaders_the_folder_layout_passes_over_are_named(capsys, tmp_path: Path)
     ]:
         assert f"warning: {tmp_path / name}: {why}" in err, err
     assert "_lib" not in err
+    # the unjudged ones in the JSON too; the `_`/`.` names are libraries or hidden by choice
+    unjudged = {Path(e["path"]).name for e in json.loads(out)["not_validated"]}
+    assert unjudged == {"sub", "UPPER.WGSL"}
     # each is judged when named on its own
     code, results = validate_json(capsys, tmp_path / "UPPER.WGSL")
     assert code == 1 and results["UPPER.WGSL"]["problems"]
+
+
+def test_require_is_not_met_by_shaders_that_were_passed_over(capsys, tmp_path: Path) -> None:
+    (tmp_path / "good.wgsl").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "_util.wgsl").write_text("fn helper() {}\n", encoding="utf-8")
+    args = ["validate", "--engines", "naga", "--templates", str(tmp_path), "--require", "naga"]
+    assert main(args) == 0  # a library file by its name: left out on purpose
+    capsys.readouterr()
+    (tmp_path / "compute").mkdir()
+    (tmp_path / "compute" / "a.wgsl").write_text(GOOD, encoding="utf-8")
+    assert main(args) == 1  # good.wgsl passes, but nothing judged compute/a.wgsl
+    said = "".join(capsys.readouterr())  # with the table (stdout); under --json, on stderr
+    assert "--require naga: 1 shader file(s) or folder(s) above were not validated" in said
+    assert main(args[:-2]) == 0  # without --require: the warning, and a pass
+    assert main([*args, "--templates", str(tmp_path / "compute")]) == 0  # named: judged

@@ -219,9 +219,14 @@ def _plain_reason(path: Any, error: WgslgenError) -> str:
 def run(args: argparse.Namespace) -> int:
     """Validate the selected renderings and report."""
     rendered, problems = _renderings(args)
-    for path, why in [] if args.kernel else passed_over_entries(args.templates):
+    named = {Path(t).resolve() for t in args.templates or []}  # judged as entries of their own
+    passed_over = [] if args.kernel else passed_over_entries(args.templates)
+    passed_over = [(p, why) for p, why in passed_over if p.resolve() not in named]
+    for path, why in passed_over:
         warn(f"{path}: {why}: not validated (name it with --templates to judge it)")
-    return _validate_and_report(args, rendered, problems, nothing_fails=True)
+    # a library or hidden file (`_`, `.`) is left out on purpose; any other shader is unjudged
+    unjudged = [(p, why) for p, why in passed_over if not p.name.startswith(("_", "."))]
+    return _validate_and_report(args, rendered, problems, nothing_fails=True, unjudged=unjudged)
 
 
 def validate_after_build(
@@ -262,9 +267,11 @@ def _validate_and_report(
     written_to: Path | None = None,
     emit: Callable[[dict[str, Any]], None] = emit_json,
     nothing_fails: bool = False,
+    unjudged: Sequence[tuple[Path, str]] = (),
 ) -> int:
     """Validate, print (or emit) the report, and give the exit code; ``nothing_fails``:
-    a run with nothing to validate exits 1 (it judged nothing, so it passed nothing)."""
+    a run with nothing to validate exits 1 (it judged nothing, so it passed nothing);
+    ``unjudged``: shaders of the folders passed over, which no --require can vouch for."""
     profiles = [load_profile(n) for n in _profile_names(args)]
     engines = getattr(args, "engines", None) or None
     overrides = dict(getattr(args, "override", None) or [])
@@ -286,7 +293,8 @@ def _validate_and_report(
     unusable = {n: why for n, why in report.engines_missing.items() if n in (engines or [])}
     nothing = nothing_fails and not report.results  # people get the error alone, as above
     if args.json:
-        emit(report.to_dict())
+        not_validated = [{"path": str(p), "why": why} for p, why in unjudged]
+        emit({**report.to_dict(), "not_validated": not_validated})
     elif not unusable and not nothing:
         (print_summary if summary else print_report)(report)
     declared = {k for r in report.results for k in r.constants}
@@ -300,12 +308,28 @@ def _validate_and_report(
         where = ", ".join(str(t) for t in getattr(args, "templates", None) or []) or "templates"
         print_error(f"nothing to validate: no kernel folder or .wgsl file in {where}")
         return 1
-    unmet = {p: _unmet(report, p) for p in getattr(args, "require", None) or []}
-    for p, bad in unmet.items():
-        if bad:  # on stderr under --json: stdout must stay one JSON document
-            (err_console if args.json else console).print(
+    failed = report.compile_failures() or report.problems() or report.interface_mismatches()
+    return 1 if _requirements_unmet(args, report, unjudged) or failed else 0
+
+
+def _requirements_unmet(
+    args: argparse.Namespace, report: ValidationReport, unjudged: Sequence[tuple[Path, str]]
+) -> bool:
+    """Print each --require not met (on stderr under --json: stdout holds one JSON document)
+    and whether any is; a shader passed over meets none, since nothing judged it."""
+    required = getattr(args, "require", None) or []
+    say = (err_console if args.json else console).print
+    unmet = False
+    for p in required:
+        if bad := _unmet(report, p):
+            say(
                 f"[red]--require {escape(p)}:[/] {len(bad)} variant(s) do not fit or do not compile"
             )
-    failed = report.compile_failures() or report.problems() or any(unmet.values())
-    failed = failed or report.interface_mismatches()
-    return 1 if failed else 0
+            unmet = True
+    if required and unjudged:
+        say(
+            f"[red]--require {escape(', '.join(required))}:[/] {len(unjudged)} shader file(s) or "
+            "folder(s) above were not validated: name each with --templates, or move it out"
+        )
+        unmet = True
+    return unmet
