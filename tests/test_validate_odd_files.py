@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from wgslgen.cli import main
 
 GOOD = """
@@ -214,3 +216,17 @@ def test_require_is_not_met_by_shaders_that_were_passed_over(capsys, tmp_path: P
     assert "--require naga: 1 shader file(s) or folder(s) above were not validated" in said
     assert main(args[:-2]) == 0  # without --require: the warning, and a pass
     assert main([*args, "--templates", str(tmp_path / "compute")]) == 0  # named: judged
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n", "\u2028"])
+def test_an_error_is_on_the_same_line_in_every_compiler_whatever_the_line_breaks(
+    capsys, tmp_path: Path, newline: str
+) -> None:
+    text = newline.join(
+        ["@compute @workgroup_size(1)", "fn main() {", "    let x: u32 = 1.5;", "}", ""]
+    )
+    (tmp_path / "bad.wgsl").write_bytes(text.encode("utf-8"))  # no newline translation
+    code, results = validate_json(capsys, tmp_path / "bad.wgsl")
+    assert code == 1
+    lines = {name: e["line"] for name, e in results["bad.wgsl"]["engines"].items() if not e["ok"]}
+    assert lines and set(lines.values()) == {3}, lines  # naga alone used to count LF only

@@ -3,6 +3,7 @@ WgslgenError naming it (and where the first bad byte is), never a traceback."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from wgslgen.errors import WgslgenError
@@ -31,3 +32,13 @@ def read_user_text(path: Path) -> str:
         col = exc.start - (before.rfind(b"\n") + 1) + 1
         why = f"not UTF-8 text (byte 0x{data[exc.start]:02x})"
         raise UnreadableText(f"{path}:{line}:{col}: {why}", f"{why} (at {line}:{col})") from None
+
+
+# WGSL's line breaks besides LF (CR LF counts as one): https://www.w3.org/TR/WGSL/#line-break
+_WGSL_LINE_BREAK = re.compile("\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
+
+
+def with_lf_line_breaks(text: str) -> str:
+    """``text`` with each of WGSL's line breaks written as LF: the same program, whose line
+    numbers every compiler (naga counts LF alone) and every message then agree on."""
+    return _WGSL_LINE_BREAK.sub("\n", text)

@@ -29,7 +29,7 @@ from wgslgen.render.template_loader import (
 from wgslgen.spec.expressions import BoundedSandbox, BudgetExceeded
 from wgslgen.spec.kernel import KernelSpec, Variant
 from wgslgen.spec.loader import DEFAULT_TEMPLATES
-from wgslgen.text_file import read_user_text
+from wgslgen.text_file import read_user_text, with_lf_line_breaks
 
 # A kernel that uses subgroups needs different text for naga and for Tint (naga 30 rejects
 # `enable subgroups;`, Tint requires it), so every template is rendered once per family;
@@ -198,7 +198,7 @@ def _header(variant: Variant, family: str) -> list[str]:
 def _render_text(variant: Variant, family: str, marked: bool) -> str:
     spec = variant.spec
     if spec.plain:
-        return read_user_text(spec.template_path)
+        return with_lf_line_breaks(read_user_text(spec.template_path))
     env = _environment(tuple(_search_path(spec)), marked)
     context = {
         **variant.params,
