@@ -6,10 +6,15 @@ import contextlib
 import hashlib
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import filelock
+
+# A lock file unused this long (its time is set at each acquisition) and free is removed.
+STALE_AFTER_S = 7 * 24 * 3600
+_pruned: set[Path] = set()
 
 
 def lock_path(path: Path | str, purpose: str) -> Path:
@@ -18,7 +23,30 @@ def lock_path(path: Path | str, purpose: str) -> Path:
     digest = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:24]
     folder = Path(tempfile.gettempdir()) / f"wgslgen-locks-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
+    if folder not in _pruned:  # once a process: the folder would otherwise only grow
+        _pruned.add(folder)
+        prune_stale_locks(folder)
     return folder / f"{purpose}-{digest}.lock"
+
+
+def prune_stale_locks(folder: Path, now: float | None = None) -> int:
+    """Remove the lock files of ``folder`` unused for STALE_AFTER_S that nobody holds; how many."""
+    cutoff = (time.time() if now is None else now) - STALE_AFTER_S
+    removed = 0
+    for file in folder.glob("*.lock"):
+        try:
+            if file.stat().st_mtime >= cutoff:
+                continue
+            lock = filelock.FileLock(str(file))
+            lock.acquire(timeout=0)  # held: in use, however old
+        except (OSError, filelock.Timeout):
+            continue
+        try:
+            file.unlink(missing_ok=True)
+            removed += 1
+        finally:
+            lock.release()
+    return removed
 
 
 @contextlib.contextmanager
@@ -34,6 +62,8 @@ def hold(
         if on_wait is not None:
             on_wait(why or f"another wgslgen process is using {path}; waiting for it")
         lock.acquire()
+    with contextlib.suppress(OSError):  # its last use, which prune_stale_locks goes by
+        os.utime(lock.lock_file)
     try:
         yield
     finally:
