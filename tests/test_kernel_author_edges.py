@@ -119,3 +119,24 @@ def test_a_reference_that_crashes_the_interpreter_is_named(kernel: Path) -> None
     )  # fmt: skip
     assert done.returncode != 0
     assert f'File "{ref}", line {line} in reference' in done.stderr, done.stderr
+
+
+def test_a_binding_no_variant_uses_is_named_by_build(kernel: Path, tmp_path: Path, capsys) -> None:
+    toml = kernel / "kernel.toml"
+    build = ["build", "--no-validate", "--templates", str(kernel.parent)]
+    assert main([*build, "--out", str(tmp_path / "a")]) == 0
+    assert "warning" not in capsys.readouterr().err  # x and y are used
+    text = toml.read_text()
+    at = text.index("[[binding]]")
+    unused = '[[binding]]\nname = "bias"\ntype = "f32"\ncount = "n"\n\n'
+    toml.write_text(text[:at] + unused + text[at:])
+    # a comment naming it is no use of it
+    template = kernel / "scale.wgsl.j2"
+    template.write_text(template.read_text() + "// TODO: add bias\n")
+    line = text[:at].count("\n") + 2  # its name = line
+    assert main([*build, "--out", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    assert f"kernel.toml:{line}: binding 'bias' is declared but no variant's code uses it" in err
+    # a part of the space (--set) may leave a binding unused: no verdict from it
+    assert main([*build, "--out", str(tmp_path / "c"), "--set", "wg=64"]) == 0
+    assert "bias" not in capsys.readouterr().err

@@ -18,6 +18,7 @@ from wgslgen.cli.space_guard import add_max_variants_option, check_space
 from wgslgen.errors import WgslgenError
 from wgslgen.render import build as builder
 from wgslgen.render import outdir
+from wgslgen.render.unused import unused_bindings
 
 DEFAULT_OUT = Path("generated")
 
@@ -62,6 +63,11 @@ def run(args: argparse.Namespace) -> int:
         if diffs and not args.check:
             _write(tree, args.out)
     counts = {k.name: sum(1 for r in plan.rendered if r.kernel == k.name) for k in kernels}
+    for spec in kernels if not overrides else []:  # a part of the space may not use them all
+        for message in unused_bindings(
+            spec, (r.source for r in plan.rendered if r.kernel == spec.name)
+        ):
+            warn(message)
     if args.check:
         return _report_check(args, diffs, len(tree) - 1)
     validate = None
