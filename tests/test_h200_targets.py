@@ -12,7 +12,7 @@ from .conftest import ROOT
 SCRIPT = ROOT / "benchmarks" / "h200_targets.sh"
 
 
-def _run(tmp_path: Path, gpu: str, part: str = "dq") -> subprocess.CompletedProcess:
+def _run(tmp_path: Path, gpu: str, part: str = "dq", **extra: str) -> subprocess.CompletedProcess:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     fakes = {"nvidia-smi": f"echo '{gpu}, 580.159.04'", "dpkg": "true", "ldconfig": "true"}
@@ -21,7 +21,7 @@ def _run(tmp_path: Path, gpu: str, part: str = "dq") -> subprocess.CompletedProc
         (bin_dir / name).chmod(0o755)
     out = tmp_path / "out"
     out.mkdir(exist_ok=True)
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out)}
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out), **extra}
     return subprocess.run(
         ["bash", str(SCRIPT), part], capture_output=True, text=True, env=env, timeout=60
     )
@@ -37,3 +37,18 @@ def test_another_gpu_stops_at_once_and_says_which(tmp_path: Path) -> None:
 def test_an_unknown_part_is_a_usage_error() -> None:
     proc = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "usage: h200_targets.sh dq|fw_dkv|modes" in proc.stderr
+
+
+def test_any_gpu_runs_the_part_on_another_gpu_and_says_it_is_not_the_h200(tmp_path: Path) -> None:
+    # an unknown part: past the GPU check it stops at the part (a real part needs a GPU)
+    proc = _run(
+        tmp_path,
+        "NVIDIA H100 80GB HBM3",
+        part="nothing",
+        ANY_GPU="1",
+        GPU_ENV_ROOT=str(tmp_path / "root"),  # what gpu_env.sh installs stays in tmp_path
+        GPU_ENV_SITE=str(tmp_path / "site"),
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "unknown part nothing" in proc.stderr
+    assert "not an H200: these figures compare the two sides on this GPU" in proc.stdout
