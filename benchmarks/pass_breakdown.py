@@ -26,6 +26,11 @@ rendered for one model would know), ``no-clamp`` drops the split kernels' clamp 
 the chunk's last (right where the history is a whole number of chunks, or where a read past
 the buffer gives a finite value, as wgpu's bounds checks do); these three keep the results
 right at the shapes they are meant for, so they are checked there before they are timed.
+``no-nwg`` gives bwd_dq's finalize its grid's height from head_dim instead of from
+``@builtin(num_workgroups)`` (checked too). ``NAME@ENTRY`` confines a text ablation to one
+entry point (``empty@finalize``: the partials pass as is, then an empty second pass), so a
+pass's cost can be read inside the whole sequence, where the alone figures mislead (an empty
+pass alone costs 0.5-1.5 µs more than it adds to the sequence).
 """
 
 from __future__ import annotations
@@ -71,7 +76,14 @@ SHAPED_ABLATIONS = {
     "const-params": r"\bparams\.(\w+)\b",
     "const-heads": r"\bparams\.(head_dim|n_heads|n_kv_heads|heads_per_kv)\b",
 }
-EXACT_ABLATIONS = {"no-clamp": (r"\bmin\((kg \+ \d+u|jk\d+), last\)", r"\1")}
+EXACT_ABLATIONS = {
+    "no-clamp": (r"\bmin\((kg \+ \d+u|jk\d+), last\)", r"\1"),
+    # bwd_dq's finalize: its grid's height from head_dim, not from @builtin(num_workgroups)
+    "no-nwg": (
+        r"\s*@builtin\(num_workgroups\) nwg: vec3<u32>,|\bnwg\.y\b",
+        lambda m: "" if m.group(0).lstrip().startswith("@") else "((head_dim + 31u) / 32u)",
+    ),
+}
 FIXED_TEXT = {**ABLATIONS, **EXACT_ABLATIONS}  # name -> (pattern, replacement)
 CHECKED = {*SHAPED_ABLATIONS, *EXACT_ABLATIONS}
 EVERY_ABLATION = [*FIXED_TEXT, *SHAPED_ABLATIONS]
@@ -94,6 +106,8 @@ def ablated(rendered, names: list[str], scope: dict | None = None):
             source, count = re.subn(
                 SHAPED_ABLATIONS[name], lambda m: f"{int(scope[m.group(1)])}u", source
             )
+        elif "@" in name:
+            source, count = _within_entry_point(source, *name.split("@", 1))
         else:
             pattern, replacement = FIXED_TEXT[name]
             source, count = re.subn(pattern, replacement, source)
@@ -101,6 +115,17 @@ def ablated(rendered, names: list[str], scope: dict | None = None):
             raise SystemExit(f"ablation {name}: nothing to change in {rendered.name}")
     digest = hashlib.sha256(source.encode()).hexdigest()
     return dataclasses.replace(rendered, source=source, sha256=digest)
+
+
+def _within_entry_point(source: str, name: str, entry: str) -> tuple[str, int]:
+    """Ablation ``name`` applied to entry point ``entry``'s body only: (source, changes)."""
+    head = re.search(rf"@compute[^{{]*fn {re.escape(entry)}\(", source)
+    if head is None:
+        raise SystemExit(f"ablation {name}@{entry}: no entry point {entry}")
+    end = source.index("\n}\n", head.end()) + 3  # the body ends at a column-0 brace
+    pattern, replacement = FIXED_TEXT[name]
+    body, count = re.subn(pattern, replacement, source[head.start() : end])
+    return source[: head.start()] + body + source[end:], count
 
 
 def time_passes(h: Harness, rendered, shape: dict[str, int], budget_s: float) -> dict:
@@ -137,12 +162,16 @@ def main() -> int:
         default=[],
         metavar="NAMES",
         help="also time with these text changes (comma-separated; from "
-        f"{', '.join(EVERY_ABLATION)})",
+        f"{', '.join(EVERY_ABLATION)}; NAME@ENTRY: in that entry point only)",
     )
     args = ap.parse_args()
     ablations = [[n.strip() for n in a.split(",")] for a in args.ablate]
     for names in ablations:
-        if unknown_ablations := [n for n in names if n not in EVERY_ABLATION]:
+        if unknown_ablations := [
+            n
+            for n in names
+            if n.split("@")[0] not in (EVERY_ABLATION if "@" not in n else FIXED_TEXT)
+        ]:
             raise SystemExit(f"unknown ablation {', '.join(unknown_ablations)}")
     try:
         spec = select(discover([ROOT / "templates"]), [args.kernel])[0]

@@ -233,3 +233,31 @@ def test_pass_breakdown_value_keeping_ablations_are_checked_then_timed(tmp_path)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     rows = json.loads(out.read_text())
     assert [r["ablation"] for r in rows] == ["as is", "const-params", "const-heads+no-clamp"]
+
+
+def test_pass_breakdown_confines_an_ablation_to_one_entry_point() -> None:
+    """NAME@ENTRY changes that entry point's body only; no-nwg drops the num_workgroups
+    builtin from bwd_dq's finalize; an entry point that is not there is named."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import pass_breakdown as pb
+
+    from wgslgen.render.renderer import render
+    from wgslgen.spec.loader import discover, select
+
+    spec = select(discover([ROOT / "templates"]), ["attention_bwd_dq_split"])[0]
+    variant = next(v for v in spec.variants if v.name.endswith("wg256_ch64_g2_u2_e4_sf16_hd256"))
+    rendered = render(variant, "naga")
+
+    def body(source: str, entry: str) -> str:
+        start = source.index(f"fn {entry}(")
+        return source[start : source.index("\n}\n", start)]
+
+    emptied = pb.ablated(rendered, ["empty@finalize"]).source
+    assert body(emptied, "finalize").split("{", 1)[1].lstrip().startswith("return;")
+    assert body(emptied, "partials") == body(rendered.source, "partials")
+    hits = pb.ablated(rendered, ["part-hits@finalize"]).source
+    assert "part[0u]" in body(hits, "finalize") and "part[0u]" not in body(hits, "partials")
+    no_nwg = pb.ablated(rendered, ["no-nwg"]).source
+    assert "num_workgroups" not in no_nwg and "nwg" not in body(no_nwg, "finalize")
+    with pytest.raises(SystemExit, match="no entry point combine"):
+        pb.ablated(rendered, ["empty@combine"])
