@@ -26,6 +26,9 @@ rendered for one model would know), ``no-clamp`` drops the split kernels' clamp 
 the chunk's last (right where the history is a whole number of chunks, or where a read past
 the buffer gives a finite value, as wgpu's bounds checks do); these three keep the results
 right at the shapes they are meant for, so they are checked there before they are timed.
+``skip-ds-stores``/``skip-dq-stores`` put the stores of d_scores / d_q behind a test that
+never holds (their values still computed), ``stub`` reduces an entry point to one such store
+(a real kernel with almost no code; ``stub-smem`` also writes workgroup memory).
 ``no-nwg`` gives bwd_dq's finalize its grid's height from head_dim instead of from
 ``@builtin(num_workgroups)`` (checked too). ``NAME@ENTRY`` confines a text ablation to one
 entry point (``empty@finalize``: the partials pass as is, then an empty second pass), so a
@@ -67,6 +70,22 @@ ABLATIONS = {
     "part-hits": (r"\bpart\[[^\]]*\](?!\s*=[^=])", "part[0u]"),
     "ds-hits": (r"\bd_scores\[[^\]]*\](?!\s*=[^=])", "d_scores[0u]"),
     "no-barriers": (r"\n\s*workgroupBarrier\(\);", ""),
+    # the entry point reduced to one store that never runs (a real kernel with almost no
+    # code), with or without a use of the module's workgroup memory (s_part)
+    "stub": (r"(?s)(\)\s*\{).*\Z", "\\1\n    if (params.n_heads == 0u) { d_q[0] = 1.0; }\n}\n"),
+    "stub-smem": (
+        r"(?s)(\)\s*\{).*\Z",
+        "\\1\n    s_part[tid] = 1.0;\n    if (params.n_heads == 0u) { d_q[0] = s_part[0]; }\n}\n",
+    ),
+    # stores skipped at run time (a test the compiler cannot fold), their values still computed
+    "skip-ds-stores": (
+        r"(?m)^(\s*)(d_scores\[[^\]\n]*\]\s*=[^=][^;\n]*;)",
+        r"\1if (params.n_heads == 0u) { \2 }",
+    ),
+    "skip-dq-stores": (
+        r"(?m)^(\s*)(d_q\[[^\]\n]*\]\s*=[^=][^;\n]*;)",
+        r"\1if (params.n_heads == 0u) { \2 }",
+    ),
     "empty": (r"(@compute[^{]*\{)", r"\1\n    return;"),
 }
 # Ablations that keep the results right at the shapes they are meant for (checked there):
@@ -96,35 +115,39 @@ def ablated(rendered, names: list[str], scope: dict | None = None):
     """
     source = rendered.source
     for name in names:
-        if name in SHAPED_ABLATIONS:
-            fields = set(re.findall(SHAPED_ABLATIONS[name], source))
-            if unknown := sorted(fields - set(scope or {})):
-                raise SystemExit(
-                    f"ablation {name}: {rendered.name} reads params.{', params.'.join(unknown)}, "
-                    "which the shape does not give"
-                )
-            source, count = re.subn(
-                SHAPED_ABLATIONS[name], lambda m: f"{int(scope[m.group(1)])}u", source
-            )
-        elif "@" in name:
-            source, count = _within_entry_point(source, *name.split("@", 1))
+        if "@" in name:
+            source, count = _within_entry_point(source, *name.split("@", 1), rendered, scope)
         else:
-            pattern, replacement = FIXED_TEXT[name]
-            source, count = re.subn(pattern, replacement, source)
+            source, count = _apply(name, source, rendered, scope)
         if not count:
             raise SystemExit(f"ablation {name}: nothing to change in {rendered.name}")
     digest = hashlib.sha256(source.encode()).hexdigest()
     return dataclasses.replace(rendered, source=source, sha256=digest)
 
 
-def _within_entry_point(source: str, name: str, entry: str) -> tuple[str, int]:
+def _apply(name: str, text: str, rendered, scope: dict | None) -> tuple[str, int]:
+    """Ablation ``name``'s text change in ``text``: (changed text, number of changes)."""
+    if name not in SHAPED_ABLATIONS:
+        pattern, replacement = FIXED_TEXT[name]
+        return re.subn(pattern, replacement, text)
+    fields = set(re.findall(SHAPED_ABLATIONS[name], text))
+    if unknown := sorted(fields - set(scope or {})):
+        raise SystemExit(
+            f"ablation {name}: {rendered.name} reads params.{', params.'.join(unknown)}, "
+            "which the shape does not give"
+        )
+    return re.subn(SHAPED_ABLATIONS[name], lambda m: f"{int(scope[m.group(1)])}u", text)
+
+
+def _within_entry_point(
+    source: str, name: str, entry: str, rendered, scope: dict | None
+) -> tuple[str, int]:
     """Ablation ``name`` applied to entry point ``entry``'s body only: (source, changes)."""
     head = re.search(rf"@compute[^{{]*fn {re.escape(entry)}\(", source)
     if head is None:
         raise SystemExit(f"ablation {name}@{entry}: no entry point {entry}")
     end = source.index("\n}\n", head.end()) + 3  # the body ends at a column-0 brace
-    pattern, replacement = FIXED_TEXT[name]
-    body, count = re.subn(pattern, replacement, source[head.start() : end])
+    body, count = _apply(name, source[head.start() : end], rendered, scope)
     return source[: head.start()] + body + source[end:], count
 
 
@@ -167,11 +190,7 @@ def main() -> int:
     args = ap.parse_args()
     ablations = [[n.strip() for n in a.split(",")] for a in args.ablate]
     for names in ablations:
-        if unknown_ablations := [
-            n
-            for n in names
-            if n.split("@")[0] not in (EVERY_ABLATION if "@" not in n else FIXED_TEXT)
-        ]:
+        if unknown_ablations := [n for n in names if n.split("@")[0] not in EVERY_ABLATION]:
             raise SystemExit(f"unknown ablation {', '.join(unknown_ablations)}")
     try:
         spec = select(discover([ROOT / "templates"]), [args.kernel])[0]
@@ -200,7 +219,7 @@ def main() -> int:
                 for names in [[], *ablations]:
                     h.worker.close()
                     timed = ablated(rendered, names, scope) if names else rendered
-                    if names and all(n in CHECKED for n in names):
+                    if names and all(n.split("@")[0] in CHECKED for n in names):
                         ablated_check = h.check(timed, shape)
                         if ablated_check.status != "pass":
                             raise SystemExit(

@@ -259,5 +259,10 @@ def test_pass_breakdown_confines_an_ablation_to_one_entry_point() -> None:
     assert "part[0u]" in body(hits, "finalize") and "part[0u]" not in body(hits, "partials")
     no_nwg = pb.ablated(rendered, ["no-nwg"]).source
     assert "num_workgroups" not in no_nwg and "nwg" not in body(no_nwg, "finalize")
+    stub = body(pb.ablated(rendered, ["stub@finalize"]).source, "finalize")
+    assert stub.split("{", 1)[1].strip() == "if (params.n_heads == 0u) { d_q[0] = 1.0; }"
+    skipped = body(pb.ablated(rendered, ["skip-ds-stores@finalize"]).source, "finalize")
+    assert "if (params.n_heads == 0u) { d_scores[i0] = " in skipped
+    assert "// if" not in skipped  # a comment that mentions d_scores[h, j] is left alone
     with pytest.raises(SystemExit, match="no entry point combine"):
         pb.ablated(rendered, ["empty@combine"])
