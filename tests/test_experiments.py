@@ -264,5 +264,7 @@ def test_pass_breakdown_confines_an_ablation_to_one_entry_point() -> None:
     skipped = body(pb.ablated(rendered, ["skip-ds-stores@finalize"]).source, "finalize")
     assert "if (params.n_heads == 0u) { d_scores[i0] = " in skipped
     assert "// if" not in skipped  # a comment that mentions d_scores[h, j] is left alone
+    with pytest.raises(SystemExit, match=r"name it, stub@ENTRY"):
+        pb.ablated(rendered, ["stub"])
     with pytest.raises(SystemExit, match="no entry point combine"):
         pb.ablated(rendered, ["empty@combine"])
