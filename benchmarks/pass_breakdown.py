@@ -35,6 +35,8 @@ entry point (``empty@finalize``: the partials pass as is, then an empty second p
 pass's cost can be read inside the whole sequence, where the alone figures mislead (on an
 H100 an empty pass alone read 1.6-3.7 µs from call to call; two in sequence, 3.3 every time).
 ``stub`` and ``stub-smem`` are only taken as ``stub@ENTRY`` (they write bwd_dq's d_q).
+``--in-sequence`` adds ``empty`` and ``empty@`` each entry point, and prints what each pass adds
+to the whole sequence, warm (all passes as is, minus all with that pass empty).
 """
 
 from __future__ import annotations
@@ -179,6 +181,52 @@ def time_passes(h: Harness, rendered, shape: dict[str, int], budget_s: float) ->
     return out
 
 
+def spec_of(kernel: str):
+    """The bundled templates' spec of ``kernel`` (exits with the error if there is none)."""
+    try:
+        return select(discover([ROOT / "templates"]), [kernel])[0]
+    except WgslgenError as e:
+        raise SystemExit(f"error: {e}") from None
+
+
+def time_case(h: Harness, rendered, name: str, s: str, shape: dict, ablations, budget_s: float):
+    """Rows of variant ``name`` (checked) at shape ``s``: as is, then each ablation (checked
+    first where it keeps the results right)."""
+    scope = rendered.variant.problem_scope(shape)
+    rows = []
+    for names in [[], *ablations]:
+        h.worker.close()
+        timed = ablated(rendered, names, scope) if names else rendered
+        if names and all(n.split("@")[0] in CHECKED for n in names):
+            ablated_check = h.check(timed, shape)
+            if ablated_check.status != "pass":
+                raise SystemExit(
+                    f"{name} @ {s} [{'+'.join(names)}]: {ablated_check.status}: "
+                    f"{ablated_check.message}"
+                )
+        times = time_passes(h, timed, shape, budget_s)
+        label = "+".join(names) or "as is"
+        rows.append({"variant": name, "shape": s, "ablation": label, "times_us": times})
+        parts = "  ".join(f"{k} {v['warm']:.1f}/{v['cold']:.1f}" for k, v in times.items())
+        print(f"{name} @ {s} [{label}]: {parts}  (µs warm/cold)", flush=True)
+    return rows
+
+
+def sequence_summary(rows: list[dict]) -> str:
+    """What each pass adds to the whole sequence, warm, from one case's rows (--in-sequence):
+    the time of all passes minus that with the pass empty; the launches are all passes empty."""
+    warm = {r["ablation"]: r["times_us"]["all"]["warm"] for r in rows}
+    adds = [
+        f"{label.removeprefix('empty@')} adds {warm['as is'] - t:.1f}"
+        for label, t in warm.items()
+        if label.startswith("empty@")
+    ]
+    return (
+        f"in sequence, warm µs: all {warm['as is']:.1f}, launches (all empty) {warm['empty']:.1f}; "
+        + ", ".join(adds)
+    )
+
+
 def main() -> int:
     """Check, time and print each variant × shape's passes."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -189,6 +237,12 @@ def main() -> int:
     ap.add_argument("--budget-s", type=float, default=0.2)
     ap.add_argument("--json", type=Path)
     ap.add_argument(
+        "--in-sequence",
+        action="store_true",
+        help="also time all passes empty and each pass empty in turn, and print what each "
+        "pass adds to the whole sequence (warm)",
+    )
+    ap.add_argument(
         "--ablate",
         action="append",
         default=[],
@@ -197,14 +251,13 @@ def main() -> int:
         f"{', '.join(EVERY_ABLATION)}; NAME@ENTRY: in that entry point only)",
     )
     args = ap.parse_args()
+    spec = spec_of(args.kernel)
     ablations = [[n.strip() for n in a.split(",")] for a in args.ablate]
+    if args.in_sequence:
+        ablations += [["empty"]] + [[f"empty@{e}"] for e in spec.entry_points]
     for names in ablations:
         if unknown_ablations := [n for n in names if n.split("@")[0] not in EVERY_ABLATION]:
             raise SystemExit(f"unknown ablation {', '.join(unknown_ablations)}")
-    try:
-        spec = select(discover([ROOT / "templates"]), [args.kernel])[0]
-    except WgslgenError as e:
-        raise SystemExit(f"error: {e}") from None
     by_name = {v.name: v for v in spec.variants}
     unknown = [n for n in args.variant if f"{args.kernel}__{n}" not in by_name]
     if unknown:
@@ -224,24 +277,9 @@ def main() -> int:
                     continue
                 if check.status != "pass":
                     raise SystemExit(f"{name} @ {s}: {check.status}: {check.message}")
-                scope = rendered.variant.problem_scope(shape)
-                for names in [[], *ablations]:
-                    h.worker.close()
-                    timed = ablated(rendered, names, scope) if names else rendered
-                    if names and all(n.split("@")[0] in CHECKED for n in names):
-                        ablated_check = h.check(timed, shape)
-                        if ablated_check.status != "pass":
-                            raise SystemExit(
-                                f"{name} @ {s} [{'+'.join(names)}]: {ablated_check.status}: "
-                                f"{ablated_check.message}"
-                            )
-                    times = time_passes(h, timed, shape, args.budget_s)
-                    label = "+".join(names) or "as is"
-                    rows.append({"variant": name, "shape": s, "ablation": label, "times_us": times})
-                    parts = "  ".join(
-                        f"{k} {v['warm']:.1f}/{v['cold']:.1f}" for k, v in times.items()
-                    )
-                    print(f"{name} @ {s} [{label}]: {parts}  (µs warm/cold)", flush=True)
+                rows += time_case(h, rendered, name, s, shape, ablations, args.budget_s)
+                if args.in_sequence:
+                    print(f"{name} @ {s}: {sequence_summary(rows[-len(ablations) - 1 :])}")
     if args.json:
         atomic_write_text(args.json, json.dumps(rows, indent=1) + "\n")
     return 0

@@ -268,3 +268,30 @@ def test_pass_breakdown_confines_an_ablation_to_one_entry_point() -> None:
         pb.ablated(rendered, ["stub"])
     with pytest.raises(SystemExit, match="no entry point combine"):
         pb.ablated(rendered, ["empty@combine"])
+
+
+def test_pass_breakdown_in_sequence_times_each_pass_empty_and_says_what_it_adds(tmp_path) -> None:
+    """--in-sequence adds all-empty and each entry point empty in turn, and prints what each
+    pass adds to the whole sequence (all as is minus all with that pass empty)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import pass_breakdown as pb
+
+    def row(label: str, warm: float) -> dict:
+        return {"ablation": label, "times_us": {"all": {"warm": warm, "cold": warm}}}
+
+    rows = [row("as is", 11.8), row("empty", 3.3), row("empty@partials", 5.7),
+            row("empty@finalize", 9.0)]  # fmt: skip
+    assert pb.sequence_summary(rows) == (
+        "in sequence, warm µs: all 11.8, launches (all empty) 3.3; "
+        "partials adds 6.1, finalize adds 2.8"
+    )
+    out = tmp_path / "b.json"
+    proc = _pass_breakdown(
+        tmp_path, "--kernel", "attention_split", "--variant", "wg256_ch64_g2_u2_e3_sf16_hd128",
+        "--shape", "128,4,2,256", "--json", str(out), "--in-sequence",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    labels = [r["ablation"] for r in json.loads(out.read_text())]
+    assert labels == ["as is", "empty", "empty@partials", "empty@combine"]
+    assert "in sequence, warm µs: all " in proc.stdout
+    assert "partials adds " in proc.stdout and "combine adds " in proc.stdout
