@@ -255,9 +255,21 @@ def main() -> int:
     ablations = [[n.strip() for n in a.split(",")] for a in args.ablate]
     if args.in_sequence:
         ablations += [["empty"]] + [[f"empty@{e}"] for e in spec.entry_points]
-    for names in ablations:
-        if unknown_ablations := [n for n in names if n.split("@")[0] not in EVERY_ABLATION]:
-            raise SystemExit(f"unknown ablation {', '.join(unknown_ablations)}")
+    # Named before the device starts: a wrong name would otherwise stop the run after the
+    # variants before it were checked and timed.
+    for name in (n for names in ablations for n in names):
+        base, _, entry = name.partition("@")
+        if base not in EVERY_ABLATION:
+            raise SystemExit(f"unknown ablation {name}")
+        if entry and entry not in spec.entry_points:
+            raise SystemExit(
+                f"ablation {name}: {args.kernel} has no entry point {entry} "
+                f"(it has {', '.join(spec.entry_points)})"
+            )
+        if base in WHOLE_ENTRY_POINT and not entry:
+            raise SystemExit(
+                f"ablation {name} replaces an entry point's body: name it, {name}@ENTRY"
+            )
     by_name = {v.name: v for v in spec.variants}
     unknown = [n for n in args.variant if f"{args.kernel}__{n}" not in by_name]
     if unknown:

@@ -295,3 +295,21 @@ def test_pass_breakdown_in_sequence_times_each_pass_empty_and_says_what_it_adds(
     assert labels == ["as is", "empty", "empty@partials", "empty@combine"]
     assert "in sequence, warm µs: all " in proc.stdout
     assert "partials adds " in proc.stdout and "combine adds " in proc.stdout
+
+
+def test_pass_breakdown_names_a_wrong_ablation_before_the_device_starts(tmp_path) -> None:
+    """An unknown ablation, an entry point the kernel lacks and a bare stub each stop the
+    run with a message naming them, before any adapter is opened."""
+    for ablation, message in [
+        ("k-hitz", "unknown ablation k-hitz"),
+        ("empty@combine", "ablation empty@combine: attention_bwd_dq_split has no entry point "
+                          "combine (it has partials, finalize)"),
+        ("stub", "name it, stub@ENTRY"),
+    ]:  # fmt: skip
+        proc = _pass_breakdown(
+            tmp_path, "--kernel", "attention_bwd_dq_split",
+            "--variant", "wg256_ch64_g2_u2_e4_sf16_hd256", "--shape", "256,8,4,512",
+            "--ablate", ablation,
+        )  # fmt: skip
+        assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+        assert "adapter:" not in proc.stdout
