@@ -29,7 +29,7 @@ dq) ONLY='split__wg256_((ch64_g2_u2|ch64_g1_u2|ch32_g1_u4)_e4_sf16_hd256|(ch128_
 fw_dkv) ONLY='split__wg256_((ch64_g2_u2|ch32_g2_u4)_e3_sf16_hd256|(ch64_g1_u4|ch32_g1_u4)_e3_spf16_hd256|(ch64_g2_u2|ch32_g1_u4)_e3_sf32_hd256|(ch128_g2_u4|ch128_g2_u2)_e3_sf16_hd128(_nh32_kvh8)?|ch128_g2_u2_e3_sf32|ch64_g2_u2_e3_sf32_hd128)$' \
         benchmarks/gpu_fair.sh $R/fw forward
     echo "fw rc=$? $((SECONDS - t)) s" | tee -a $R/gpu.txt; t=$SECONDS
-    ONLY='wg(64|128)_v4_s(f32|f16)$' benchmarks/gpu_fair.sh $R/dkv bwd_dkv;;
+    ONLY='wg(64|128)_v4_s(f32|f16)(_hf1)?$' benchmarks/gpu_fair.sh $R/dkv bwd_dkv;;
 modes) for args in "--kernel attention_split --set wg=256 --set e=3 --set hd=256 --set s=f16" \
                    "--kernel attention_bwd_dq_split --set wg=256 --set e=4 --set s=f16"; do
         name=modes_$(echo "$args" | cut -d' ' -f2)
