@@ -21,7 +21,7 @@ from wgslgen.tune import bench, records
 from wgslgen.tune.bench import Measurement
 from wgslgen.tune.db import Record, ResultsDB
 from wgslgen.tune.runner import TuneOptions
-from wgslgen.tune.selection import Candidate, decide, judge_sha256
+from wgslgen.tune.selection import Candidate, decide, judge_sha256, result_sha256
 from wgslgen.tune.selection_file import update_selection
 
 from .conftest import GOOD_KERNELS, ROOT
@@ -279,3 +279,20 @@ def test_the_shipped_record_and_selection_schemas_are_current() -> None:
     for name, doc in records.schemas().items():
         shipped = records.SCHEMA_DIR / name
         assert shipped.read_text() == records.schema_text(doc), f"regenerate {shipped}"
+
+
+def test_the_bundled_selection_names_its_variants_as_they_render_now() -> None:
+    """A template edit that changes a tuned variant's code (a line moved is enough) makes
+    `vendor` drop that tuned choice as stale: the bundled choices must survive every edit of
+    the templates, or be tuned again."""
+    specs = {spec.name: spec for spec in discover([ROOT / "templates"])}
+    selection = json.loads((ROOT / "tuning" / "selection.json").read_text())
+    checked = 0
+    for entry_ in selection["entries"]:
+        variants = {v.name: v for v in specs[entry_["kernel"]].variants}
+        for role in ("winner", "baseline", "default"):
+            choice = entry_[role]
+            now = result_sha256(render(variants[choice["variant"]], "naga"))
+            assert choice["sha256"] == now, f"{choice['variant']} ({role}) renders anew"
+            checked += 1
+    assert checked == 3 * len(selection["entries"]) > 0
