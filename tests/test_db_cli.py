@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -131,3 +132,27 @@ def test_prune_drops_exactly_the_stale_renderings(tmp_path, capsys):
     assert "dropped 0 stale record(s), kept 3" in out
     code, out, _ = db_cmd(capsys, *args[:-2], "--all")
     assert "dropped 1 stale record(s), kept 2" in out
+
+
+def test_prune_keeps_records_made_before_an_axis_was_added(tmp_path, capsys):
+    """A record lacks the axes added after it was measured: it is about their baselines, and
+    while its code and judging digest are current, prune keeps it."""
+    kernel = tmp_path / "kern" / "scale"
+    shutil.copytree(GOOD_KERNELS / "scale", kernel)
+    (spec,) = discover([kernel.parent])
+    path = tmp_path / "results.jsonl"
+    d = ResultsDB(path)
+    for v in spec.variants[:2]:
+        r = rec(result_sha256(render(v, "naga")), variant=v.name)
+        judged = replace(r.key, judge=judge_sha256(v))
+        d.append(replace(r, kernel="scale", params=dict(v.params), key=judged))
+    toml = kernel / "kernel.toml"
+    axis = '[[axis]]\nname = "extra"\nkey = "x"\nvalues = [0, 1]\nbaseline = 0\n'
+    toml.write_text(
+        toml.read_text().replace(
+            "[uniform]", axis + "omit_baseline_from_name = true\n\n[uniform]", 1
+        )
+    )
+    args = ["prune", "--db", str(path), "--templates", str(kernel.parent), "--dry-run", "--json"]
+    code, out, _ = db_cmd(capsys, *args)
+    assert code == 0 and json.loads(out)["dropped"] == 0

@@ -83,12 +83,16 @@ def _holds_anyway(precondition: Expression, params: dict[str, Any]) -> bool:
 
 def recorded_variants(spec: KernelSpec, records: Iterable[Any]) -> list[Variant]:
     """The variants of ``spec`` that ``records`` are about and that its space still holds
-    (found by their axis values, so a space of a million variants is never enumerated)."""
+    (found by their axis values, so a space of a million variants is never enumerated).
+
+    A record made before an axis was added lacks that axis: it is about the variant at the
+    axis's baseline (whether it still is, its code and judging digest tell)."""
+    baselines = {a.name: a.baseline for a in spec.axes}
     found: dict[int, Variant] = {}
     for r in records:
         if r.kernel != spec.name:
             continue
-        index = spec.space.index_of(r.params)
+        index = spec.space.index_of({**baselines, **r.params})
         if index is not None and index not in found:
             variant = spec.space.at(index)
             if variant is not None:
