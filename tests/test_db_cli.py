@@ -100,19 +100,20 @@ def test_merging_a_file_without_one_record_is_an_error_and_changes_nothing(db, t
     assert db.read_bytes() == before  # its own corrupt line not even moved aside
 
 
+def current_record(v):
+    """A record of scale variant ``v`` as the templates render and judge it now."""
+    r = rec(result_sha256(render(v, "naga")), variant=v.name)
+    judged = replace(r.key, judge=judge_sha256(v))
+    return replace(r, kernel="scale", params=dict(v.params), key=judged)
+
+
 def test_prune_drops_exactly_the_stale_renderings(tmp_path, capsys):
     (spec,) = [k for k in discover([GOOD_KERNELS]) if k.name == "scale"]
-    current = [(v, result_sha256(render(v, "naga"))) for v in spec.variants[:2]]
     path = tmp_path / "results.jsonl"
     d = ResultsDB(path)
-    for v, sha in current:
-        r = rec(sha, variant=v.name)
-        d.append(
-            replace(
-                r, kernel="scale", params=dict(v.params), key=replace(r.key, judge=judge_sha256(v))
-            )
-        )
-    current = [(v.name, sha) for v, sha in current]
+    for v in spec.variants[:2]:
+        d.append(current_record(v))
+    current = [(v.name, result_sha256(render(v, "naga"))) for v in spec.variants[:2]]
     wg64 = {"workgroup_size": 64, "storage": "f32"}
     d.append(replace(rec("f" * 64, variant="scale__wg64_sf32"), kernel="scale", params=wg64))
     d.append(rec("e" * 64, variant="other__x"))  # kernel "k": not in these templates
@@ -143,9 +144,7 @@ def test_prune_keeps_records_made_before_an_axis_was_added(tmp_path, capsys):
     path = tmp_path / "results.jsonl"
     d = ResultsDB(path)
     for v in spec.variants[:2]:
-        r = rec(result_sha256(render(v, "naga")), variant=v.name)
-        judged = replace(r.key, judge=judge_sha256(v))
-        d.append(replace(r, kernel="scale", params=dict(v.params), key=judged))
+        d.append(current_record(v))
     toml = kernel / "kernel.toml"
     axis = '[[axis]]\nname = "extra"\nkey = "x"\nvalues = [0, 1]\nbaseline = 0\n'
     toml.write_text(
