@@ -11,7 +11,7 @@ import pytest
 
 from wgslgen.cli import build_parser, main
 from wgslgen.run import harness
-from wgslgen.tune import fleet
+from wgslgen.tune import ray_session
 
 from .conftest import GOOD_KERNELS
 
@@ -91,7 +91,7 @@ def test_a_bad_value_never_prints_a_traceback(
         raise Reached
 
     monkeypatch.setattr(harness.Harness, "__init__", reached)
-    monkeypatch.setattr(fleet, "connect", reached)  # a valid --ray: no cluster is started
+    monkeypatch.setattr(ray_session, "connect", reached)  # a valid --ray: no cluster is started
     argv = [*prefix, *_BASE.get(prefix[-1], [])]
     argv += [option, value] if option else [value]
     try:

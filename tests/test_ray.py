@@ -177,7 +177,7 @@ def test_a_dead_nodes_task_is_retried_on_another_node_of_its_device(tmp_path, mo
     the first check of wg32_sf16 SIGKILLs its node's raylet."""
     from ray.cluster_utils import Cluster
 
-    from wgslgen.tune.fleet import runtime_env
+    from wgslgen.tune.ray_session import runtime_env
 
     fast_health = {"health_check_period_ms": 500, "health_check_failure_threshold": 3}
     cluster = Cluster(
@@ -222,7 +222,7 @@ def test_two_device_types_fill_one_database_and_a_node_gets_only_what_it_can_run
     changes what its worker reports, and dies if a job needing shader-f16 reaches it)."""
     from ray.cluster_utils import Cluster
 
-    from wgslgen.tune.fleet import runtime_env
+    from wgslgen.tune.ray_session import runtime_env
 
     head = {"num_cpus": 0, "include_dashboard": False}
     cluster = Cluster(initialize_head=True, head_node_args=head)
@@ -266,7 +266,7 @@ def test_two_device_types_fill_one_database_and_a_node_gets_only_what_it_can_run
 @pytest.fixture(scope="module")
 def local_ray():
     """A local Ray instance of two CPUs for the in-process tests; shut down in the end."""
-    from wgslgen.tune.fleet import runtime_env
+    from wgslgen.tune.ray_session import runtime_env
 
     ray.init(
         address="local",  # not a cluster a past `ray start` on this machine recorded

@@ -20,7 +20,7 @@ from wgslgen.config import load_project
 from wgslgen.errors import WgslgenError
 from wgslgen.run import harness
 from wgslgen.spec.loader import discover
-from wgslgen.tune import fleet
+from wgslgen.tune import ray_session
 from wgslgen.tune.selection import _tags
 
 from .conftest import GOOD_KERNELS, ROOT
@@ -91,7 +91,7 @@ def no_device(monkeypatch: pytest.MonkeyPatch) -> None:
         raise Reached
 
     monkeypatch.setattr(harness.Harness, "__init__", reached)
-    monkeypatch.setattr(fleet, "connect", reached)
+    monkeypatch.setattr(ray_session, "connect", reached)
 
 
 def binary_folder(tmp_path: Path) -> Path:

@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         overridden(spec, overrides)
     options = _options(args, standing)
     if args.ray is not None:
-        from wgslgen.tune.fleet import import_ray
+        from wgslgen.tune.ray_session import import_ray
 
         import_ray()  # missing: say so before anything else
     check_writable(args.db, "results database")  # before measuring anything

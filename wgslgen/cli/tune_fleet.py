@@ -91,13 +91,16 @@ def tune_on_ray(
     """Connect (``args.ray``: "" a local instance, else an address or "auto"), probe the
     nodes, and tune ``plans(session)`` for each device group: each group's run, and the
     nodes not used ({host, why})."""
-    from wgslgen.tune import fleet
+    from wgslgen.tune import fleet, ray_session
 
     view = FleetView(enabled=not args.json)
     # Ray prints some news (a raylet's death) on stdout: keep it off the JSON document.
     quiet = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
-    with quiet, fleet.connect(args.ray or None) as ray:
-        cluster = fleet.Fleet(ray, fleet.WorkerSetup.of(options), on_event=view.event)
+    with quiet, ray_session.connect(args.ray or None) as connection:
+        setup = fleet.WorkerSetup.of(options)
+        cluster = fleet.Fleet(
+            connection.ray, setup, view.event, owns_instance=connection.started_here
+        )
         groups = cluster.probe()
         if not args.json:
             _print_fleet(cluster)

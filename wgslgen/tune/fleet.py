@@ -15,15 +15,11 @@ with the reason; a rerun measures it again. docs/fleet.md has the design.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from wgslgen.errors import WgslgenError
@@ -43,68 +39,7 @@ from wgslgen.tune.trial import (
     sample_time_ns,
 )
 
-RAY_HINT = "pip install 'wgslgen[ray]'"
 MAX_ATTEMPTS = 3  # per task: the first try and two retries after a worker or node died
-_ROOT = str(Path(__file__).resolve().parents[2])
-
-
-def import_ray() -> Any:
-    """The ray module, or a clear error saying how to install it."""
-    try:
-        import ray
-    except ImportError:
-        raise WgslgenError(
-            "Ray is not installed; tuning on a cluster needs it", hint=RAY_HINT, option="ray"
-        ) from None
-    return ray
-
-
-def runtime_env() -> dict[str, Any]:
-    """Ray workers started here find this checkout's wgslgen (and tests) on PYTHONPATH."""
-    # ${PYTHONPATH}: Ray expands it to each node's own value, which this extends.
-    return {"env_vars": {"PYTHONPATH": f"{_ROOT}{os.pathsep}${{PYTHONPATH}}"}}
-
-
-@contextlib.contextmanager
-def connect(address: str | None) -> Iterator[Any]:
-    """Ray, initialised: a local instance (``address`` None), or the cluster at ``address``
-    ("auto": the one this machine belongs to). An instance already initialised is used and
-    left running; one started here is shut down on the way out."""
-    ray = import_ray()
-    if ray.is_initialized():
-        yield ray
-        return
-    kwargs: dict[str, Any] = {"runtime_env": runtime_env(), "log_to_driver": False}
-    on_term = signal.getsignal(signal.SIGTERM)
-    try:
-        if address:
-            ray.init(address=address, **kwargs)
-        else:
-            # "local", not None: Ray's default joins the last `ray start` cluster it finds
-            # recorded on this machine (or RAY_ADDRESS), even a dead one; --ray means our own.
-            ray.init(address="local", include_dashboard=False, **kwargs)
-    except (ConnectionError, RuntimeError, ValueError) as e:
-        where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-        hint = _AUTH_HINT if address else ""
-        raise WgslgenError(f"cannot start or reach {where}: {e}{hint}") from None
-    finally:
-        # Ray puts its own SIGTERM handler in (exit 1, a native stack dump): a CI runner's
-        # SIGTERM must end a fleet tune as it ends a local one (exit 143, records kept).
-        if on_term is not None and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, on_term)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-
-
-# What `ray start` does not say: a Ray that authenticates with tokens refuses, after retrying
-# for ~20 s, a driver that does not (its log says InvalidAuthToken, its error only "failed").
-_AUTH_HINT = (
-    "; if the cluster uses token authentication (Ray's InvalidAuthToken in the log above), "
-    "run this command and every `ray start` with RAY_AUTH_MODE=token and the head's "
-    "~/.ray/auth_token on each machine (wgslgen docs fleet)"
-)
 
 
 @dataclass
@@ -150,8 +85,17 @@ Event = Callable[[DeviceGroup, Node, str], None]  # (group, node, "start"/"done"
 class Fleet:
     """The cluster's device groups and a scheduler that keeps each node's slots busy."""
 
-    def __init__(self, ray: Any, setup: WorkerSetup, on_event: Event | None = None) -> None:
+    def __init__(
+        self,
+        ray: Any,
+        setup: WorkerSetup,
+        on_event: Event | None = None,
+        owns_instance: bool = False,
+    ) -> None:
         self.ray = ray
+        # Ray (2.60) can abort the driver when a force-cancel races a task's reply; an
+        # instance started here is shut down on the way out, which stops its tasks anyway.
+        self.cancel_on_exit = not owns_instance
         self.setup = setup
         self.on_event = on_event or (lambda group, node, what: None)
         self.groups: list[DeviceGroup] = []
@@ -215,8 +159,8 @@ class Fleet:
                         continue
                     yield key, outcome
         finally:
-            for ref in pending:  # interrupted: leave nothing running on the cluster
-                self.ray.cancel(ref, force=True)
+            for ref in pending if self.cancel_on_exit else ():
+                self.ray.cancel(ref, force=True)  # interrupted: leave nothing running there
 
     def _outcome(self, group: DeviceGroup, node: Node, ref: Any, attempts: int):
         """The task's result; None when it should be tried again; Lost when it may not."""
