@@ -312,6 +312,47 @@ def test_killed_ray_workers_are_retried_or_lost_and_a_rerun_completes(
     assert sorted(r.status for r in latest(records)) == ["ok"] * 5
 
 
+def _sleep_then_return(folder: str, digest: str, host: str, seconds: float) -> float:
+    """An injected task: says which process runs it (a file named after ``seconds``), sleeps
+    ``seconds``, and says it is done."""
+    (Path(folder) / str(seconds)).write_text(str(os.getpid()))
+    time.sleep(seconds)
+    (Path(folder) / f"{seconds}.done").write_text("")
+    return seconds
+
+
+@pytest.mark.parametrize("owns_instance", [False, True], ids=["joined", "own"])
+def test_an_interrupted_fleet_run_cancels_its_tasks_only_on_a_cluster_it_joined(
+    local_ray, tmp_path, owns_instance
+):
+    """Interrupted (Ctrl-C, SIGTERM), a run force-cancels its tasks on a cluster it joined;
+    on an instance of its own it leaves them to ray.shutdown(), which stops every worker (a
+    forced cancel meeting a task's reply can abort the driver in Ray 2.60)."""
+    from wgslgen.tune.fleet import DeviceGroup, Fleet, Node
+
+    fleet = Fleet(local_ray, str(tmp_path), owns_instance=owns_instance)
+    fleet._task = local_ray.remote(_sleep_then_return)  # the hang injected
+    here = Node(local_ray.get_runtime_context().get_node_id(), "here", slots=2, gpu=False)
+    run = fleet.run(DeviceGroup("digest", None, [here]), [("quick", 0.0), ("slow", 10.0)])
+    assert next(run) == ("quick", 0.0)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "10.0").exists():
+        assert time.monotonic() < deadline, "the slow task never started"
+        time.sleep(0.1)
+    worker = int((tmp_path / "10.0").read_text())
+    run.close()  # what an exception leaving the caller's loop does
+    deadline = time.monotonic() + 5
+    while alive({worker}) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert bool(alive({worker})) == owns_instance
+    # Ray's processes are left as found (the module's instance goes on to the next test).
+    deadline = time.monotonic() + 30
+    while owns_instance and not (tmp_path / "10.0.done").exists():
+        assert time.monotonic() < deadline, "the slow task never ended"
+        time.sleep(0.2)
+    assert (tmp_path / "10.0.done").exists() == owns_instance
+
+
 def test_tpe_search_in_waves_on_ray(local_ray, tmp_path, capsys):
     pytest.importorskip("optuna")
     args = ["--strategy", "tpe", "--budget", "3", "--search-seed", "1", "--json"]
