@@ -12,10 +12,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 part=${1:?usage: h200_targets.sh dq|fw_dkv|modes}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-R=/tmp/r; mkdir -p $R
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/gpu.txt
-if ! grep -q H200 $R/gpu.txt; then
-    [ "${ANY_GPU:-0}" = 1 ] || { cp $R/gpu.txt "$OUT/"; exit 3; }
+R=${H200_TARGETS_DIR:-/tmp/r}; mkdir -p "$R"
+# gpu.txt gathers every part run here (a warm machine keeps /tmp/r between calls)
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/gpu_now.txt
+cat $R/gpu_now.txt >> $R/gpu.txt
+if ! grep -q H200 $R/gpu_now.txt; then
+    [ "${ANY_GPU:-0}" = 1 ] || { cp $R/gpu_now.txt "$OUT/gpu.txt"; exit 3; }
     echo "not an H200: these figures compare the two sides on this GPU, not the issue's targets" \
         | tee -a $R/gpu.txt
 fi
@@ -41,4 +43,4 @@ modes) for args in "--kernel attention_split --set wg=256 --set e=3 --set hd=256
 *) echo "h200_targets.sh: unknown part $part (dq, fw_dkv or modes)" >&2; exit 2;;
 esac
 echo "$part rc=$? $((SECONDS - t)) s" | tee -a $R/gpu.txt
-cd /tmp && tar czf "$OUT/r.tgz" r
+tar czf "$OUT/r.tgz" -C "$(dirname "$R")" "$(basename "$R")"

@@ -21,7 +21,13 @@ def _run(tmp_path: Path, gpu: str, part: str = "dq", **extra: str) -> subprocess
         (bin_dir / name).chmod(0o755)
     out = tmp_path / "out"
     out.mkdir(exist_ok=True)
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out), **extra}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "OUT": str(out),
+        "H200_TARGETS_DIR": str(tmp_path / "r"),  # not the device machine's /tmp/r
+        **extra,
+    }
     return subprocess.run(
         ["bash", str(SCRIPT), part], capture_output=True, text=True, env=env, timeout=60
     )
@@ -52,3 +58,19 @@ def test_any_gpu_runs_the_part_on_another_gpu_and_says_it_is_not_the_h200(tmp_pa
     assert proc.returncode == 2, proc.stderr
     assert "unknown part nothing" in proc.stderr
     assert "not an H200: these figures compare the two sides on this GPU" in proc.stdout
+
+
+def test_the_parts_run_on_one_machine_all_stay_in_gpu_txt(tmp_path: Path) -> None:
+    # a warm device machine runs fw_dkv, then dq: the second must not wipe the first's lines
+    for _ in range(2):
+        proc = _run(
+            tmp_path,
+            "NVIDIA H100 80GB HBM3",
+            part="nothing",
+            ANY_GPU="1",
+            GPU_ENV_ROOT=str(tmp_path / "root"),
+            GPU_ENV_SITE=str(tmp_path / "site"),
+        )
+        assert proc.returncode == 2, proc.stderr
+    lines = (tmp_path / "r" / "gpu.txt").read_text().splitlines()
+    assert lines.count("NVIDIA H100 80GB HBM3, 580.159.04") == 2
