@@ -281,39 +281,38 @@ def test_the_shipped_record_and_selection_schemas_are_current() -> None:
         assert shipped.read_text() == records.schema_text(doc), f"regenerate {shipped}"
 
 
-def test_the_bundled_selection_names_its_variants_as_they_render_now() -> None:
-    """A template edit that changes a tuned variant's code (a line moved is enough) makes
-    `vendor` drop that tuned choice as stale: the bundled choices must survive every edit of
-    the templates, or be tuned again."""
+def _bundled_choices():
+    """(entry, role, choice, its variant now) for every choice of tuning/selection.json."""
     specs = {spec.name: spec for spec in discover([ROOT / "templates"])}
     selection = json.loads((ROOT / "tuning" / "selection.json").read_text())
-    checked = 0
+    assert selection["entries"]
     for entry_ in selection["entries"]:
         variants = {v.name: v for v in specs[entry_["kernel"]].variants}
         for role in ("winner", "baseline", "default"):
             choice = entry_[role]
-            now = result_sha256(render(variants[choice["variant"]], "naga"))
-            assert choice["sha256"] == now, f"{choice['variant']} ({role}) renders anew"
-            checked += 1
-    assert checked == 3 * len(selection["entries"]) > 0
+            yield entry_, role, choice, variants[choice["variant"]]
+
+
+def test_the_bundled_selection_names_its_variants_as_they_render_now() -> None:
+    """A template edit that changes a tuned variant's code (a line moved is enough) makes
+    `vendor` drop that tuned choice as stale: the bundled choices must survive every edit of
+    the templates, or be tuned again."""
+    for _, role, choice, variant in _bundled_choices():
+        now = result_sha256(render(variant, "naga"))
+        assert choice["sha256"] == now, f"{choice['variant']} ({role}) renders anew"
 
 
 def test_the_bundled_selection_rests_on_records_prune_keeps() -> None:
     """A change of how variants are judged (the judging digest's inputs or formula) makes
     `db prune` drop the bundled records and the next tune measure them again: every choice
     of the bundled selection must have a record judged as its variant is judged now."""
-    specs = {spec.name: spec for spec in discover([ROOT / "templates"])}
-    selection = json.loads((ROOT / "tuning" / "selection.json").read_text())
-    db = ResultsDB(ROOT / "tuning" / "results.jsonl").load().records
     judged: dict[tuple[str, ...], set[str]] = {}
-    for r in db:
+    for r in ResultsDB(ROOT / "tuning" / "results.jsonl").load().records:
         key = (r.variant, r.key.shape, r.key.device, r.key.source_sha256)
         judged.setdefault(key, set()).add(r.key.judge)
-    for entry_ in selection["entries"]:
-        variants = {v.name: v for v in specs[entry_["kernel"]].variants}
-        for role in ("winner", "baseline", "default"):
-            choice = entry_[role]
-            key = (choice["variant"], entry_["shape"], entry_["device"], choice["sha256"])
-            assert key in judged, f"{choice['variant']} ({role}) at {entry_['shape']}: no record"
-            now = judge_sha256(variants[choice["variant"]])
-            assert now in judged[key], f"{choice['variant']} ({role}): judged otherwise now"
+    for entry_, role, choice, variant in _bundled_choices():
+        key = (choice["variant"], entry_["shape"], entry_["device"], choice["sha256"])
+        assert key in judged, f"{choice['variant']} ({role}) at {entry_['shape']}: no record"
+        assert judge_sha256(variant) in judged[key], (
+            f"{choice['variant']} ({role}): judged otherwise now"
+        )
