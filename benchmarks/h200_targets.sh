@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 12's figures in one H200 session, in device calls of under 10 minutes each:
 #   benchmarks/h200_targets.sh dq          # bwd_dq fair run (~250 s)
-#   benchmarks/h200_targets.sh fw_dkv      # forward (~190 s) and bwd_dkv (~130 s) fair runs
+#   benchmarks/h200_targets.sh fw_dkv      # forward (~220 s) and bwd_dkv (~225 s) fair runs
+#   benchmarks/h200_targets.sh fw          # (or dkv) one of the two, for a call with less time
 #   benchmarks/h200_targets.sh modes       # the tuning canary against a new worker per variant
 # Run from the repository root of a device call that carries .gl and .whl (gpu_env.sh); it
 # exits 3 at once on any GPU but an H200 (the targets are the H200's; ANY_GPU=1 runs the part
@@ -10,7 +11,7 @@
 # here: python3 benchmarks/targets.py DQ FW DKV --bandwidth 4.3e12 over the unpacked folders.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-part=${1:?usage: h200_targets.sh dq|fw_dkv|modes}
+part=${1:?usage: h200_targets.sh dq|fw_dkv|fw|dkv|modes}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 R=${H200_TARGETS_DIR:-/tmp/r}; mkdir -p "$R"
 # gpu.txt gathers every part run here (a warm machine keeps /tmp/r between calls)
@@ -25,22 +26,26 @@ fi
 source benchmarks/gpu_env.sh install > /dev/null
 export BANDWIDTH=4.3e12 REPS=100 STEPS="torch ours table test targets"
 t=$SECONDS
+dkv() { ONLY='wg(64|128)_v4_s(f32|f16)(_hf1)?$' benchmarks/gpu_fair.sh $R/dkv bwd_dkv; }
 case $part in
 dq) ONLY='split__wg256_((ch64_g2_u2|ch64_g1_u2|ch32_g1_u4)_e4_sf16_hd256|(ch128_g2_u4|ch64_g2_u2)_e4_sf16_hd128|(ch64_g2_u2|ch128_g1_u2|ch32_g1_u4)_e4_sf32_hd256|ch64_g2_u2_e4_sf32_hd128)$' \
-        benchmarks/gpu_fair.sh $R/dq bwd_dq;;
-fw_dkv) ONLY='split__wg256_((ch64_g2_u2|ch32_g2_u4)_e3_sf16_hd256|(ch64_g1_u4|ch32_g1_u4)_e3_spf16_hd256|(ch64_g2_u2|ch32_g1_u4)_e3_sf32_hd256|(ch128_g2_u4|ch128_g2_u2)_e3_sf16_hd128(_nh32_kvh8)?|ch128_g2_u2_e3_sf32|ch64_g2_u2_e3_sf32_hd128)$' \
-        benchmarks/gpu_fair.sh $R/fw forward
-    echo "fw rc=$? $((SECONDS - t)) s" | tee -a $R/gpu.txt; t=$SECONDS
-    ONLY='wg(64|128)_v4_s(f32|f16)(_hf1)?$' benchmarks/gpu_fair.sh $R/dkv bwd_dkv;;
+        benchmarks/gpu_fair.sh $R/dq bwd_dq; rc=$?;;
+fw|fw_dkv) ONLY='split__wg256_((ch64_g2_u2|ch32_g2_u4)_e3_sf16_hd256|(ch64_g1_u4|ch32_g1_u4)_e3_spf16_hd256|(ch64_g2_u2|ch32_g1_u4)_e3_sf32_hd256|(ch128_g2_u4|ch128_g2_u2)_e3_sf16_hd128(_nh32_kvh8)?|ch128_g2_u2_e3_sf32|ch64_g2_u2_e3_sf32_hd128)$' \
+        benchmarks/gpu_fair.sh $R/fw forward; rc=$?
+    if [ "$part" = fw_dkv ]; then
+        echo "fw rc=$rc $((SECONDS - t)) s" | tee -a $R/gpu.txt; t=$SECONDS
+        dkv; rc=$?
+    fi;;
+dkv) dkv; rc=$?;;
 modes) for args in "--kernel attention_split --set wg=256 --set e=3 --set hd=256 --set s=f16" \
                    "--kernel attention_bwd_dq_split --set wg=256 --set e=4 --set s=f16"; do
         name=modes_$(echo "$args" | cut -d' ' -f2)
         # shellcheck disable=SC2086
         timeout 280 python3 benchmarks/worker_modes.py run $R/$name --modes always,auto -- \
             $args --adapter gpu > $R/$name.log 2>&1
-        echo "$name rc=$?" | tee -a $R/gpu.txt; tail -20 $R/$name.log
+        rc=$?; echo "$name rc=$rc" | tee -a $R/gpu.txt; tail -20 $R/$name.log
     done;;
-*) echo "h200_targets.sh: unknown part $part (dq, fw_dkv or modes)" >&2; exit 2;;
+*) echo "h200_targets.sh: unknown part $part (dq, fw_dkv, fw, dkv or modes)" >&2; exit 2;;
 esac
-echo "$part rc=$? $((SECONDS - t)) s" | tee -a $R/gpu.txt
+echo "$part rc=$rc $((SECONDS - t)) s" | tee -a $R/gpu.txt
 tar czf "$OUT/r.tgz" -C "$(dirname "$R")" "$(basename "$R")"

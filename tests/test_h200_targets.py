@@ -12,7 +12,9 @@ from .conftest import ROOT
 SCRIPT = ROOT / "benchmarks" / "h200_targets.sh"
 
 
-def _run(tmp_path: Path, gpu: str, part: str = "dq", **extra: str) -> subprocess.CompletedProcess:
+def _run(
+    tmp_path: Path, gpu: str, part: str = "dq", script: Path = SCRIPT, **extra: str
+) -> subprocess.CompletedProcess:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     fakes = {"nvidia-smi": f"echo '{gpu}, 580.159.04'", "dpkg": "true", "ldconfig": "true"}
@@ -29,7 +31,7 @@ def _run(tmp_path: Path, gpu: str, part: str = "dq", **extra: str) -> subprocess
         **extra,
     }
     return subprocess.run(
-        ["bash", str(SCRIPT), part], capture_output=True, text=True, env=env, timeout=60
+        ["bash", str(script), part], capture_output=True, text=True, env=env, timeout=60
     )
 
 
@@ -42,7 +44,7 @@ def test_another_gpu_stops_at_once_and_says_which(tmp_path: Path) -> None:
 
 def test_an_unknown_part_is_a_usage_error() -> None:
     proc = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode != 0 and "usage: h200_targets.sh dq|fw_dkv|modes" in proc.stderr
+    assert proc.returncode != 0 and "usage: h200_targets.sh dq|fw_dkv|fw|dkv|modes" in proc.stderr
 
 
 def test_any_gpu_runs_the_part_on_another_gpu_and_says_it_is_not_the_h200(tmp_path: Path) -> None:
@@ -74,3 +76,29 @@ def test_the_parts_run_on_one_machine_all_stay_in_gpu_txt(tmp_path: Path) -> Non
         assert proc.returncode == 2, proc.stderr
     lines = (tmp_path / "r" / "gpu.txt").read_text().splitlines()
     assert lines.count("NVIDIA H100 80GB HBM3, 580.159.04") == 2
+
+
+def test_each_part_runs_its_families_and_reports_its_runs_exit_status(tmp_path: Path) -> None:
+    # the script in a copy of the tree whose gpu_fair.sh (the GPU run) is faked: it logs what
+    # it was asked for and fails for the forward, so each reported rc is traceable to its run
+    bench = tmp_path / "tree" / "benchmarks"
+    bench.mkdir(parents=True)
+    (bench / "h200_targets.sh").write_text(SCRIPT.read_text())
+    (bench / "gpu_env.sh").write_text("true\n")
+    (bench / "gpu_fair.sh").write_text(
+        f'#!/bin/sh\necho "$2" >> {tmp_path}/asked\n[ "$2" = forward ] && exit 5\nexit 0\n'
+    )
+    (bench / "gpu_fair.sh").chmod(0o755)
+    for part, asked, lines in [
+        ("fw", ["forward"], ["fw rc=5"]),
+        ("dkv", ["bwd_dkv"], ["dkv rc=0"]),
+        ("fw_dkv", ["forward", "bwd_dkv"], ["fw rc=5", "fw_dkv rc=0"]),
+    ]:
+        for stale in (tmp_path / "asked", tmp_path / "r" / "gpu.txt"):
+            stale.unlink(missing_ok=True)
+        proc = _run(tmp_path, "NVIDIA H200", part=part, script=bench / "h200_targets.sh")
+        assert proc.returncode == 0, proc.stderr
+        assert (tmp_path / "asked").read_text().split() == asked
+        gpu_txt = (tmp_path / "r" / "gpu.txt").read_text()
+        assert all(f"{line} " in gpu_txt for line in lines), gpu_txt
+        assert (tmp_path / "out" / "r.tgz").is_file()
