@@ -89,6 +89,12 @@ def test_session_18s_h100_backward_run_reads_as_its_note_says() -> None:
     assert f"{row} 0.87× | **not met** | 12.46 (−42%) |" in done.stdout
 
 
+def test_session_23s_near_miss_says_how_little_is_left() -> None:
+    done = _targets(str(RESULTS / "h200_s23" / "dkv"))
+    row = "| (128, 32, 8, 4096) | f32 | warm | 13.2 (wg64_v4_sf32) | 18.8 | 0.70× | **not met** |"
+    assert f"{row} 13.15 (−0.3%) |" in done.stdout  # a whole-percent figure would read −0%
+
+
 def test_a_folder_without_the_runs_files_is_one_line(tmp_path) -> None:
     done = _targets(str(tmp_path))
     assert (
