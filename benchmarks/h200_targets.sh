@@ -3,6 +3,8 @@
 #   benchmarks/h200_targets.sh dq          # bwd_dq fair run (~250 s)
 #   benchmarks/h200_targets.sh fw_dkv      # forward (~220 s) and bwd_dkv (~225 s) fair runs
 #   benchmarks/h200_targets.sh fw          # (or dkv) one of the two, for a call with less time
+#   benchmarks/h200_targets.sh dq_out      # bwd_dq's best beside bwd_dq_out's (the forward's
+#                                          # output given), each with its PyTorch graphs (~400 s)
 #   benchmarks/h200_targets.sh modes       # the tuning canary against a new worker per variant
 # Run from the repository root of a device call that carries .gl and .whl (gpu_env.sh); it
 # exits 3 at once on any GPU but an H200 (the targets are the H200's; ANY_GPU=1 runs the part
@@ -11,7 +13,7 @@
 # here: python3 benchmarks/targets.py DQ FW DKV --bandwidth 4.3e12 over the unpacked folders.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-part=${1:?usage: h200_targets.sh dq|fw_dkv|fw|dkv|modes}
+part=${1:?usage: h200_targets.sh dq|dq_out|fw_dkv|fw|dkv|modes}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 R=${H200_TARGETS_DIR:-/tmp/r}; mkdir -p "$R"
 # gpu.txt gathers every part run here (a warm machine keeps /tmp/r between calls)
@@ -27,9 +29,11 @@ source benchmarks/gpu_env.sh install > /dev/null
 export BANDWIDTH=4.3e12 REPS=100 STEPS="torch ours table test targets"
 t=$SECONDS
 dkv() { ONLY='wg(64|128)_v4_s(f32|f16)(_hf1)?$' benchmarks/gpu_fair.sh $R/dkv bwd_dkv; }
+DQ='split__wg256_((ch64_g2_u2|ch64_g1_u2|ch32_g1_u4)_e4_sf16_hd256|(ch128_g2_u4|ch64_g2_u2)_e4_sf16_hd128|(ch64_g2_u2|ch128_g1_u2|ch32_g1_u4)_e4_sf32_hd256|ch64_g2_u2_e4_sf32_hd128)$'
+DQ_OUT='split_out__wg256_((ch64_g2_u2|ch32_g1_u4|ch128_g1_u2|ch64_g1_u2|ch32_g2_u4)_s(f16|f32)_hd256|(ch128_g2_u4|ch64_g2_u2)_s(f16|f32)_hd128)$'
 case $part in
-dq) ONLY='split__wg256_((ch64_g2_u2|ch64_g1_u2|ch32_g1_u4)_e4_sf16_hd256|(ch128_g2_u4|ch64_g2_u2)_e4_sf16_hd128|(ch64_g2_u2|ch128_g1_u2|ch32_g1_u4)_e4_sf32_hd256|ch64_g2_u2_e4_sf32_hd128)$' \
-        benchmarks/gpu_fair.sh $R/dq bwd_dq; rc=$?;;
+dq) ONLY=$DQ benchmarks/gpu_fair.sh $R/dq bwd_dq; rc=$?;;
+dq_out) ONLY="$DQ|$DQ_OUT" benchmarks/gpu_fair.sh $R/dq_out bwd_dq bwd_dq_out; rc=$?;;
 fw|fw_dkv) ONLY='split__wg256_((ch64_g2_u2|ch32_g2_u4)_e3_sf16_hd256|(ch64_g1_u4|ch32_g1_u4)_e3_spf16_hd256|(ch64_g2_u2|ch32_g1_u4)_e3_sf32_hd256|(ch128_g2_u4|ch128_g2_u2)_e3_sf16_hd128(_nh32_kvh8)?|ch128_g2_u2_e3_sf32|ch64_g2_u2_e3_sf32_hd128)$' \
         benchmarks/gpu_fair.sh $R/fw forward; rc=$?
     if [ "$part" = fw_dkv ]; then
@@ -45,7 +49,7 @@ modes) for args in "--kernel attention_split --set wg=256 --set e=3 --set hd=256
             $args --adapter gpu > $R/$name.log 2>&1
         rc=$?; echo "$name rc=$rc" | tee -a $R/gpu.txt; tail -20 $R/$name.log
     done;;
-*) echo "h200_targets.sh: unknown part $part (dq, fw_dkv, fw, dkv or modes)" >&2; exit 2;;
+*) echo "h200_targets.sh: unknown part $part (dq, dq_out, fw_dkv, fw, dkv or modes)" >&2; exit 2;;
 esac
 echo "$part rc=$rc $((SECONDS - t)) s" | tee -a $R/gpu.txt
 tar czf "$OUT/r.tgz" -C "$(dirname "$R")" "$(basename "$R")"

@@ -32,6 +32,7 @@ from attention_shapes import FAMILIES, SHAPES, shape_of  # noqa: E402
 # outputs in the order the function returns them.
 ARGUMENTS = {
     "bwd_dq": (("k_hist", "v_hist", "probs", "d_out"), ("d_scores", "d_q")),
+    "bwd_dq_out": (("k_hist", "v_hist", "probs", "d_out", "out"), ("d_scores", "d_q")),
     "bwd_dkv": (("q", "d_out", "probs", "d_scores"), ("d_k", "d_v")),
     "forward": (("k_hist", "v_hist", "q"), ("out",)),
     "probs": (("k_hist", "q"), ("probs",)),
@@ -53,6 +54,16 @@ def torch_fns(torch):
         d_probs = torch.einsum("grd,ngd->grn", do, v).float().view(g * r, n)
         sum_pd = (probs * d_probs).sum(dim=1, keepdim=True)
         d_scores = probs * (d_probs - sum_pd)
+        dq = torch.einsum("grn,ngd->grd", d_scores.view(g, r, n).to(k.dtype), k)
+        return d_scores, dq.float().view(g * r, d)
+
+    def bwd_dq_out(k, v, probs, d_out, out):
+        # FlashAttention's D = rowsum(d_out ∘ out) in place of Σ probs·d_probs
+        n, g, d = k.shape
+        r = probs.shape[0] // g
+        do = d_out.view(g, r, d).to(k.dtype)
+        d_probs = torch.einsum("grd,ngd->grn", do, v).float().view(g * r, n)
+        d_scores = probs * (d_probs - (d_out * out).sum(dim=1, keepdim=True))
         dq = torch.einsum("grn,ngd->grd", d_scores.view(g, r, n).to(k.dtype), k)
         return d_scores, dq.float().view(g * r, d)
 
@@ -90,6 +101,13 @@ def torch_fns(torch):
         d_scores = probs * (d_probs - sum_pd)
         return d_scores, torch.einsum("hn,nhd->hd", d_scores.to(k.dtype), kk).float()
 
+    def bwd_dq_out_rep(k, v, probs, d_out, out):
+        rep = probs.shape[0] // k.shape[1]
+        kk, vv = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+        d_probs = torch.einsum("hd,nhd->hn", d_out.to(k.dtype), vv).float()
+        d_scores = probs * (d_probs - (d_out * out).sum(dim=1, keepdim=True))
+        return d_scores, torch.einsum("hn,nhd->hd", d_scores.to(k.dtype), kk).float()
+
     def probs_rep(k, q, pos):
         kk = k.repeat_interleave(q.shape[0] // k.shape[1], dim=1)
         s = torch.einsum("hd,nhd->hn", q.to(k.dtype), kk).float()
@@ -102,6 +120,7 @@ def torch_fns(torch):
 
     return {
         "bwd_dq": {"einsum": bwd_dq, "repeat": bwd_dq_rep},
+        "bwd_dq_out": {"einsum": bwd_dq_out, "repeat": bwd_dq_out_rep},
         "bwd_dkv": {"einsum": bwd_dkv},
         "forward": {"einsum": forward, "repeat": forward_rep},
         "probs": {"einsum": probs_of},
