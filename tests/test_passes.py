@@ -82,6 +82,7 @@ def test_a_scratch_binding_must_be_writable(tmp_path: Path) -> None:
     [
         ("attention_split", {"early": 3}, "pos=32767,window=0"),
         ("attention_bwd_dq_split", {"early": 4}, ""),
+        ("attention_bwd_dq_split_out", {}, ""),
     ],
 )
 def test_the_fixed_head_dim_split_kernels_are_right_at_history_32768(kernel, only, shape) -> None:

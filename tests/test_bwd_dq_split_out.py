@@ -1,0 +1,64 @@
+"""attention_bwd_dq_split_out: bwd_dq given the forward's output, on lavapipe.
+
+The bundled reference builds `out` as probs·V, where D = d_out·out equals Σ probs·d_probs, so
+the library's test shapes cannot tell a kernel that reads `out` from one that sums over the
+history as attention_bwd_dq_split does. Here `out` is moved off probs·V: the kernel must then
+follow D = d_out·out (the contract of its interface), which the two-sum math does not.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from wgslgen.testing import check_kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = "attention_bwd_dq_split_out"
+SCHEDULE = {"chunk": 32, "group": 2, "mlp": 4, "storage": "f32", "fixed_head_dim": 128}
+SHAPE = "head_dim=128,n_heads=4,n_kv_heads=2,history_len=100"
+
+SHIFTED_OUT = '''
+_bundled_make_inputs = make_inputs
+
+
+def make_inputs(shape, rng):
+    """The bundled inputs with `out` moved off probs·V."""
+    inputs = _bundled_make_inputs(shape, rng)
+    inputs["out"] = inputs["out"] + rng.normal(0.0, 0.5, size=inputs["out"].shape)
+    return inputs
+'''
+
+
+def _with_shifted_out(tmp_path: Path) -> Path:
+    folder = tmp_path / "templates" / KERNEL
+    shutil.copytree(ROOT / "templates" / KERNEL, folder)
+    reference = folder / "reference.py"
+    reference.write_text(reference.read_text() + SHIFTED_OUT)
+    return folder.parent
+
+
+def test_d_scores_and_d_q_follow_the_given_out(tmp_path: Path) -> None:
+    templates = _with_shifted_out(tmp_path)
+    report = check_kernel(KERNEL, templates, shapes=[SHAPE], adapter="cpu", only=SCHEDULE)
+    assert report.counts() == {"pass": 1}, report.results
+
+
+def test_a_shifted_out_changes_the_answer_the_kernel_must_give(tmp_path: Path) -> None:
+    """The test above has teeth: with `out` shifted, D = d_out·out is not Σ probs·d_probs."""
+    import importlib.util
+
+    path = _with_shifted_out(tmp_path) / KERNEL / "reference.py"
+    module_spec = importlib.util.spec_from_file_location("shifted_reference", path)
+    ref = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(ref)
+    shape = dict(kv.split("=") for kv in SHAPE.split(","))
+    shape = {k: int(v) for k, v in shape.items()}
+    inputs = ref.make_inputs(shape, np.random.default_rng(0))
+    given = ref.reference(inputs, shape)["d_scores"]
+    consistent = ref.reference(
+        inputs | {"out": ref._bundled_make_inputs(shape, np.random.default_rng(0))["out"]}, shape
+    )["d_scores"]
+    assert np.abs(given - consistent).max() > 100 * 1e-4 * np.abs(consistent).max()
