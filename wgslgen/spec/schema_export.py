@@ -90,6 +90,8 @@ def markdown_reference() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+# _lib files that are kernel bodies shared through {% include %}, not macro libraries
+BODY_SUFFIX = ".body.wgsl.j2"
 _MACRO = re.compile(r"\{%-?\s*macro\s+(\w+)\((.*?)\)\s*-?%\}", re.S)
 _COMMENT = re.compile(r"\{#-?(.*?)-?#\}", re.S)
 
@@ -103,6 +105,8 @@ def lib_macros(lib: Path | None = None) -> list[tuple[str, str, str, str]]:
     lib = lib or DEFAULT_TEMPLATES / "_lib"
     out = []
     for path in sorted(lib.glob("*.j2")):
+        if path.name.endswith(BODY_SUFFIX):  # a shared kernel body, included whole
+            continue
         text = path.read_text(encoding="utf-8")
         for m in _MACRO.finditer(text):
             before = text[: m.start()].rstrip()
