@@ -47,23 +47,19 @@ TOLERANCE = {"f32": 1e-4, "f16": 1e-2}
 def torch_fns(torch):
     """The math of each family, GQA through views (no repeat_interleave copies)."""
 
-    def bwd_dq(k, v, probs, d_out):
-        n, g, d = k.shape
-        r = probs.shape[0] // g
-        do = d_out.view(g, r, d).to(k.dtype)
-        d_probs = torch.einsum("grd,ngd->grn", do, v).float().view(g * r, n)
-        sum_pd = (probs * d_probs).sum(dim=1, keepdim=True)
-        d_scores = probs * (d_probs - sum_pd)
-        dq = torch.einsum("grn,ngd->grd", d_scores.view(g, r, n).to(k.dtype), k)
-        return d_scores, dq.float().view(g * r, d)
+    def sum_pd_of(probs, d_probs, d_out, out):
+        """Σ probs·d_probs, or given the forward's output (bwd_dq_out) FlashAttention's
+        D = rowsum(d_out ∘ out), equal to it when out = probs·V."""
+        if out is None:
+            return (probs * d_probs).sum(dim=1, keepdim=True)
+        return (d_out * out).sum(dim=1, keepdim=True)
 
-    def bwd_dq_out(k, v, probs, d_out, out):
-        # FlashAttention's D = rowsum(d_out ∘ out) in place of Σ probs·d_probs
+    def bwd_dq(k, v, probs, d_out, out=None):
         n, g, d = k.shape
         r = probs.shape[0] // g
         do = d_out.view(g, r, d).to(k.dtype)
         d_probs = torch.einsum("grd,ngd->grn", do, v).float().view(g * r, n)
-        d_scores = probs * (d_probs - (d_out * out).sum(dim=1, keepdim=True))
+        d_scores = probs * (d_probs - sum_pd_of(probs, d_probs, d_out, out))
         dq = torch.einsum("grn,ngd->grd", d_scores.view(g, r, n).to(k.dtype), k)
         return d_scores, dq.float().view(g * r, d)
 
@@ -93,19 +89,11 @@ def torch_fns(torch):
 
     # The same math with GQA as materialised copies (torch.repeat_interleave), as written in
     # the earlier benchmark: torch.compile fuses it differently, sometimes faster.
-    def bwd_dq_rep(k, v, probs, d_out):
+    def bwd_dq_rep(k, v, probs, d_out, out=None):
         rep = probs.shape[0] // k.shape[1]
         kk, vv = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
         d_probs = torch.einsum("hd,nhd->hn", d_out.to(k.dtype), vv).float()
-        sum_pd = (probs * d_probs).sum(dim=1, keepdim=True)
-        d_scores = probs * (d_probs - sum_pd)
-        return d_scores, torch.einsum("hn,nhd->hd", d_scores.to(k.dtype), kk).float()
-
-    def bwd_dq_out_rep(k, v, probs, d_out, out):
-        rep = probs.shape[0] // k.shape[1]
-        kk, vv = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
-        d_probs = torch.einsum("hd,nhd->hn", d_out.to(k.dtype), vv).float()
-        d_scores = probs * (d_probs - (d_out * out).sum(dim=1, keepdim=True))
+        d_scores = probs * (d_probs - sum_pd_of(probs, d_probs, d_out, out))
         return d_scores, torch.einsum("hn,nhd->hd", d_scores.to(k.dtype), kk).float()
 
     def probs_rep(k, q, pos):
@@ -120,7 +108,7 @@ def torch_fns(torch):
 
     return {
         "bwd_dq": {"einsum": bwd_dq, "repeat": bwd_dq_rep},
-        "bwd_dq_out": {"einsum": bwd_dq_out, "repeat": bwd_dq_out_rep},
+        "bwd_dq_out": {"einsum": bwd_dq, "repeat": bwd_dq_rep},
         "bwd_dkv": {"einsum": bwd_dkv},
         "forward": {"einsum": forward, "repeat": forward_rep},
         "probs": {"einsum": probs_of},
