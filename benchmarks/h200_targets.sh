@@ -3,8 +3,9 @@
 #   benchmarks/h200_targets.sh dq          # bwd_dq fair run (~250 s)
 #   benchmarks/h200_targets.sh fw_dkv      # forward (~220 s) and bwd_dkv (~225 s) fair runs
 #   benchmarks/h200_targets.sh fw          # (or dkv) one of the two, for a call with less time
-#   benchmarks/h200_targets.sh dq_out      # bwd_dq's best beside bwd_dq_out's (the forward's
-#                                          # output given), each with its PyTorch graphs (~400 s)
+#   benchmarks/h200_targets.sh dq_out      # five bwd_dq schedules beside the same of bwd_dq_out
+#                                          # (the forward's output given), each family with its
+#                                          # PyTorch graphs (~300 s)
 #   benchmarks/h200_targets.sh modes       # the tuning canary against a new worker per variant
 # Run from the repository root of a device call that carries .gl and .whl (gpu_env.sh); it
 # exits 3 at once on any GPU but an H200 (the targets are the H200's; ANY_GPU=1 runs the part
@@ -30,10 +31,12 @@ export BANDWIDTH=4.3e12 REPS=100 STEPS="torch ours table test targets"
 t=$SECONDS
 dkv() { ONLY='wg(64|128)_v4_s(f32|f16)(_hf1)?$' benchmarks/gpu_fair.sh $R/dkv bwd_dkv; }
 DQ='split__wg256_((ch64_g2_u2|ch64_g1_u2|ch32_g1_u4)_e4_sf16_hd256|(ch128_g2_u4|ch64_g2_u2)_e4_sf16_hd128|(ch64_g2_u2|ch128_g1_u2|ch32_g1_u4)_e4_sf32_hd256|ch64_g2_u2_e4_sf32_hd128)$'
-DQ_OUT='split_out__wg256_((ch64_g2_u2|ch32_g1_u4|ch128_g1_u2|ch64_g1_u2|ch32_g2_u4)_s(f16|f32)_hd256|(ch128_g2_u4|ch64_g2_u2)_s(f16|f32)_hd128)$'
+# dq_out: the same five schedules of both kernels (the best at each shape on the H200 in session 23)
+SCHEDULES='(ch64_g2_u2|ch32_g1_u4)_Ef16_hd256|ch128_g2_u4_Ef16_hd128|ch64_g2_u2_Ef32_hd(128|256)'
+DQ_PAIRS="split__wg256_(${SCHEDULES//_E/_e4_s})\$|split_out__wg256_(${SCHEDULES//_E/_s})\$"
 case $part in
 dq) ONLY=$DQ benchmarks/gpu_fair.sh $R/dq bwd_dq; rc=$?;;
-dq_out) ONLY="$DQ|$DQ_OUT" benchmarks/gpu_fair.sh $R/dq_out bwd_dq bwd_dq_out; rc=$?;;
+dq_out) ONLY=$DQ_PAIRS benchmarks/gpu_fair.sh $R/dq_out bwd_dq bwd_dq_out; rc=$?;;
 fw|fw_dkv) ONLY='split__wg256_((ch64_g2_u2|ch32_g2_u4)_e3_sf16_hd256|(ch64_g1_u4|ch32_g1_u4)_e3_spf16_hd256|(ch64_g2_u2|ch32_g1_u4)_e3_sf32_hd256|(ch128_g2_u4|ch128_g2_u2)_e3_sf16_hd128(_nh32_kvh8)?|ch128_g2_u2_e3_sf32|ch64_g2_u2_e3_sf32_hd128)$' \
         benchmarks/gpu_fair.sh $R/fw forward; rc=$?
     if [ "$part" = fw_dkv ]; then
