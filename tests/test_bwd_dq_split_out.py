@@ -8,11 +8,13 @@ follow D = d_out·out (the contract of its interface), which the two-sum math do
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
 import numpy as np
 
+from wgslgen.spec.kernel import parse_shape
 from wgslgen.testing import check_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,14 +50,11 @@ def test_d_scores_and_d_q_follow_the_given_out(tmp_path: Path) -> None:
 
 def test_a_shifted_out_changes_the_answer_the_kernel_must_give(tmp_path: Path) -> None:
     """The test above has teeth: with `out` shifted, D = d_out·out is not Σ probs·d_probs."""
-    import importlib.util
-
     path = _with_shifted_out(tmp_path) / KERNEL / "reference.py"
     module_spec = importlib.util.spec_from_file_location("shifted_reference", path)
     ref = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(ref)
-    shape = dict(kv.split("=") for kv in SHAPE.split(","))
-    shape = {k: int(v) for k, v in shape.items()}
+    shape = parse_shape(SHAPE)
     inputs = ref.make_inputs(shape, np.random.default_rng(0))
     given = ref.reference(inputs, shape)["d_scores"]
     consistent = ref.reference(
