@@ -79,6 +79,30 @@ def test_each_figure_is_held_against_its_own_bound(tmp_path) -> None:
     assert "4 of 5" in done.stdout
 
 
+def test_bwd_dq_out_is_held_to_bwd_dqs_bounds_against_its_own_torch(tmp_path) -> None:
+    long, short = [256, 8, 4, 4096], [256, 8, 4, 1024]
+    ours = [
+        _ours("o__a", "bwd_dq_out", long, "f16", 9.0, 12.0),
+        _ours("o__b", "bwd_dq_out", short, "f16", 15.0, 15.0),
+        _ours("k__a", "bwd_dq", long, "f16", 9.0, 12.0),
+    ]
+    torch = [  # PyTorch's bwd_dq_out math, apart from its bwd_dq figures
+        _torch("bwd_dq_out", long, "f16", (30.0, 30.0), (16.0, 24.0)),
+        _torch("bwd_dq_out", short, "f16", (20.0, 20.0), (25.0, 25.0)),
+        _torch("bwd_dq", long, "f16", (30.0, 30.0), (20.0, 24.0)),
+    ]
+    _run(tmp_path / "r", ours, torch)
+    _targets(str(tmp_path / "r"), "--bandwidth", "1e12", "--json", str(tmp_path / "t.json"))
+    figs = {(f["target"], f["mode"]): f for f in json.loads((tmp_path / "t.json").read_text())[
+        "figures"]}  # fmt: skip
+    assert figs[("bwd_dq_out ≤ 0.5× torch", "warm")]["ratio"] == 9.0 / 16.0  # its own torch
+    assert figs[("bwd_dq ≤ 0.5× torch", "warm")]["ratio"] == 9.0 / 20.0
+    assert figs[("bwd_dq_out ≤ 1× torch", "warm")]["met"]  # parity at history 1024
+    floor = figs[("bwd_dq_out cold ≤ 1.5× floor", "cold")]
+    # 2 passes × 2 µs + 17.1 MB and `out` (8 × 256 f32) at 1 TB/s
+    assert abs(floor["against_us"] - (4.0 + 17.06 + 0.0082)) < 0.01
+
+
 def test_session_18s_h100_backward_run_reads_as_its_note_says() -> None:
     done = _targets(str(RESULTS / "h100_s18" / "dq"), "--bandwidth", "3.35e12")
     assert done.returncode == 1
