@@ -7,6 +7,7 @@
 #                                          # (the forward's output given), each family with its
 #                                          # PyTorch graphs (~300 s)
 #   benchmarks/h200_targets.sh modes       # the tuning canary against a new worker per variant
+#   STEPS="ours test" benchmarks/h200_targets.sh dq_out   # any part, our side alone (no PyTorch)
 # Run from the repository root of a device call that carries .gl and .whl (gpu_env.sh); it
 # exits 3 at once on any GPU but an H200 (the targets are the H200's; ANY_GPU=1 runs the part
 # there anyway, for figures to compare within the call, gpu.txt naming the GPU), and leaves
@@ -27,7 +28,8 @@ if ! grep -q H200 $R/gpu_now.txt; then
 fi
 # shellcheck disable=SC1091
 source benchmarks/gpu_env.sh install > /dev/null
-export BANDWIDTH=4.3e12 REPS=100 STEPS="torch ours table test targets"
+# STEPS from the caller runs less (STEPS="ours test": our side and its check, no PyTorch)
+export BANDWIDTH=4.3e12 REPS=100 STEPS=${STEPS:-torch ours table test targets}
 t=$SECONDS
 dkv() { ONLY='wg(64|128)_v4_s(f32|f16)(_hf1)?$' benchmarks/gpu_fair.sh $R/dkv bwd_dkv; }
 DQ='split__wg256_((ch64_g2_u2|ch64_g1_u2|ch32_g1_u4)_e4_sf16_hd256|(ch128_g2_u4|ch64_g2_u2)_e4_sf16_hd128|(ch64_g2_u2|ch128_g1_u2|ch32_g1_u4)_e4_sf32_hd256|ch64_g2_u2_e4_sf32_hd128)$'

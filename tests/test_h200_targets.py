@@ -79,17 +79,24 @@ def test_the_parts_run_on_one_machine_all_stay_in_gpu_txt(tmp_path: Path) -> Non
     assert lines.count("NVIDIA H100 80GB HBM3, 580.159.04") == 2
 
 
-def test_each_part_runs_its_families_and_reports_its_runs_exit_status(tmp_path: Path) -> None:
-    # the script in a copy of the tree whose gpu_fair.sh (the GPU run) is faked: it logs what
-    # it was asked for and fails for the forward, so each reported rc is traceable to its run
+def _tree_with_a_fake_gpu_run(tmp_path: Path) -> Path:
+    """The script in a copy of the tree whose gpu_fair.sh (the GPU run) is faked: it logs what
+    it was asked for (and its STEPS to `steps`) and fails for the forward, so each reported rc
+    is traceable to its run."""
     bench = tmp_path / "tree" / "benchmarks"
     bench.mkdir(parents=True)
     (bench / "h200_targets.sh").write_text(SCRIPT.read_text())
     (bench / "gpu_env.sh").write_text("true\n")
     (bench / "gpu_fair.sh").write_text(
-        f'#!/bin/sh\necho "$2" >> {tmp_path}/asked\n[ "$2" = forward ] && exit 5\nexit 0\n'
+        f'#!/bin/sh\necho "$2" >> {tmp_path}/asked\necho "$STEPS" > {tmp_path}/steps\n'
+        '[ "$2" = forward ] && exit 5\nexit 0\n'
     )
     (bench / "gpu_fair.sh").chmod(0o755)
+    return bench
+
+
+def test_each_part_runs_its_families_and_reports_its_runs_exit_status(tmp_path: Path) -> None:
+    bench = _tree_with_a_fake_gpu_run(tmp_path)
     for part, asked, lines in [
         ("fw", ["forward"], ["fw rc=5"]),
         ("dkv", ["bwd_dkv"], ["dkv rc=0"]),
@@ -103,3 +110,16 @@ def test_each_part_runs_its_families_and_reports_its_runs_exit_status(tmp_path: 
         gpu_txt = (tmp_path / "r" / "gpu.txt").read_text()
         assert all(f"{line} " in gpu_txt for line in lines), gpu_txt
         assert (tmp_path / "out" / "r.tgz").is_file()
+
+
+def test_steps_default_to_the_whole_run_and_a_caller_can_run_less(tmp_path: Path) -> None:
+    # a call with little device time left runs our side alone: STEPS="ours test"
+    bench = _tree_with_a_fake_gpu_run(tmp_path)
+    script = bench / "h200_targets.sh"
+    for extra, steps in [
+        ({}, "torch ours table test targets"),
+        ({"STEPS": "ours test"}, "ours test"),
+    ]:
+        proc = _run(tmp_path, "NVIDIA H200", part="dq_out", script=script, **extra)
+        assert proc.returncode == 0, proc.stderr
+        assert (tmp_path / "steps").read_text().strip() == steps
