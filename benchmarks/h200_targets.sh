@@ -3,9 +3,9 @@
 #   benchmarks/h200_targets.sh dq          # bwd_dq fair run (~250 s)
 #   benchmarks/h200_targets.sh fw_dkv      # forward (~220 s) and bwd_dkv (~225 s) fair runs
 #   benchmarks/h200_targets.sh fw          # (or dkv) one of the two, for a call with less time
-#   benchmarks/h200_targets.sh dq_out      # five bwd_dq schedules beside the same of bwd_dq_out
+#   benchmarks/h200_targets.sh dq_out      # seven bwd_dq schedules beside the same of bwd_dq_out
 #                                          # (the forward's output given), each family with its
-#                                          # PyTorch graphs (~300 s)
+#                                          # PyTorch graphs (~330 s)
 #   benchmarks/h200_targets.sh modes       # the tuning canary against a new worker per variant
 #   STEPS="ours test" benchmarks/h200_targets.sh dq_out   # any part, our side alone (no PyTorch)
 # Run from the repository root of a device call that carries .gl and .whl (gpu_env.sh); it
@@ -33,8 +33,9 @@ export BANDWIDTH=4.3e12 REPS=100 STEPS=${STEPS:-torch ours table test targets}
 t=$SECONDS
 dkv() { ONLY='wg(64|128)_v4_s(f32|f16)(_hf1)?$' benchmarks/gpu_fair.sh $R/dkv bwd_dkv; }
 DQ='split__wg256_((ch64_g2_u2|ch64_g1_u2|ch32_g1_u4)_e4_sf16_hd256|(ch128_g2_u4|ch64_g2_u2)_e4_sf16_hd128|(ch64_g2_u2|ch128_g1_u2|ch32_g1_u4)_e4_sf32_hd256|ch64_g2_u2_e4_sf32_hd128)$'
-# dq_out: the same five schedules of both kernels (the best at each shape on the H200 in session 23)
-SCHEDULES='(ch64_g2_u2|ch32_g1_u4)_Ef16_hd256|ch128_g2_u4_Ef16_hd128|ch64_g2_u2_Ef32_hd(128|256)'
+# dq_out: the same seven schedules of both kernels (the best at each shape on the H200 in
+# session 23, and bwd_dq_out's own on the H100 in session 31: ch32_g2_u4, ch128_g2_u2 at hd128)
+SCHEDULES='(ch64_g2_u2|ch32_g1_u4|ch32_g2_u4)_Ef16_hd256|ch128_g2_u(2|4)_Ef16_hd128|ch64_g2_u2_Ef32_hd(128|256)'
 DQ_PAIRS="split__wg256_(${SCHEDULES//_E/_e4_s})\$|split_out__wg256_(${SCHEDULES//_E/_s})\$"
 case $part in
 dq) ONLY=$DQ benchmarks/gpu_fair.sh $R/dq bwd_dq; rc=$?;;
