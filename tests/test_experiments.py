@@ -146,6 +146,15 @@ def test_experiment_runner_prepares_both_sides_from_the_diff(tmp_path) -> None:
     for side in ("library", "changed"):
         for kernel in ("attention_split", "attention_bwd_dq_split"):
             assert sorted((prepared / side / kernel).glob("*.spv")), (side, kernel)
+    # bwd_dq_out has no `early` axis: all of its wg256 variants, the changed forward's aside
+    built = sorted((ROOT / "generated" / "attention_bwd_dq_split_out").glob("*__wg256_*.wgsl"))
+    built_wg256 = [p.stem for p in built]
+    assert built_wg256
+    proc = _run("prepare", str(exp), "bwd_dq_out", env={"SPV_ROOT": str(tmp_path / "spv")})
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    for side in ("library", "changed"):
+        spv = sorted((prepared / side / "attention_bwd_dq_split_out").glob("*.spv"))
+        assert [p.stem for p in spv] == built_wg256, side
     other = tmp_path / "other" / "mark"
     other.mkdir(parents=True)
     (other / "keep.txt").write_text("mine")
@@ -161,7 +170,10 @@ def test_experiment_runner_names_what_is_wrong(tmp_path) -> None:
     assert proc.returncode == 2 and f"run.sh: no {tmp_path}/change.diff" in proc.stderr
     (tmp_path / "change.diff").write_text(_DIFF)
     proc = _run("prepare", str(tmp_path), "backward")
-    assert proc.returncode == 2 and "family bwd_dq or forward, not 'backward'" in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "family bwd_dq, bwd_dq_out or forward, not 'backward'" in proc.stderr
+    )
     env = {"SPV_ROOT": str(tmp_path / "none")}
     proc = _run("gpu", str(tmp_path), "forward", str(tmp_path / "out"), env=env)
     assert proc.returncode == 1 and "run 'run.sh prepare" in proc.stderr

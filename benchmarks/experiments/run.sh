@@ -11,7 +11,7 @@
 #   source benchmarks/gpu_env.sh install                             # there, carrying .gl .whl .spv
 #   benchmarks/experiments/run.sh gpu NAME FAMILY OUTDIR
 #
-# FAMILY: bwd_dq or forward (its kernel, `early` value and default variants below).
+# FAMILY: bwd_dq, bwd_dq_out or forward (its kernel, `early` value and default variants below).
 # Environment: SPV_ROOT (where prepare writes, .spv), VARIANTS (variant names without the kernel, space-separated: instead of the
 # family's defaults), SHAPES (d,H,KV,N ..., the four fair shapes), ADAPTER (gpu).
 # About 35 s per variant and side at the four shapes on an H200: wrap it in `timeout`, and tar
@@ -26,9 +26,11 @@ family() {  # FAMILY: sets KERNEL, EARLY and VARIANTS (the fair tables' best sch
     case $1 in
     bwd_dq) KERNEL=attention_bwd_dq_split EARLY=4
         best="wg256_ch64_g2_u2_e4_sf16_hd256 wg256_ch32_g1_u4_e4_sf16_hd256 wg256_ch128_g2_u4_e4_sf16_hd128 wg256_ch128_g1_u2_e4_sf32_hd256" ;;
+    bwd_dq_out) KERNEL=attention_bwd_dq_split_out EARLY=""   # always early = 4: no `e` axis
+        best="wg256_ch64_g2_u2_sf16_hd256 wg256_ch32_g2_u4_sf16_hd256 wg256_ch128_g2_u2_sf16_hd128 wg256_ch64_g2_u2_sf32_hd256" ;;
     forward) KERNEL=attention_split EARLY=3
         best="wg256_ch64_g2_u2_e3_sf16_hd256 wg256_ch32_g2_u4_e3_sf16_hd256 wg256_ch128_g2_u4_e3_sf16_hd128 wg256_ch64_g2_u2_e3_sf32_hd256" ;;
-    *) echo "run.sh: family bwd_dq or forward, not '$1'" >&2; return 2 ;;
+    *) echo "run.sh: family bwd_dq, bwd_dq_out or forward, not '$1'" >&2; return 2 ;;
     esac
     read -r -a VARIANTS <<< "${VARIANTS:-$best}"
 }
@@ -56,7 +58,7 @@ prepare() {  # NAME FAMILY: the changed templates and both sides' SPIR-V, under 
     for side in library changed; do
         from=templates; [ $side = changed ] && from=$SPV/templates
         "$wgslgen" transpile --templates "$from" --kernel $KERNEL --set wg=256 \
-            --set e=$EARLY --to spv --out "$SPV/$side" | tail -1 || return 1
+            ${EARLY:+--set e=$EARLY} --to spv --out "$SPV/$side" | tail -1 || return 1
     done
 }
 
@@ -91,5 +93,5 @@ gpu() {  # NAME FAMILY OUTDIR
 case ${1:-} in
 prepare) prepare "${2:-}" "${3:-}" ;;
 gpu) gpu "${2:-}" "${3:-}" "${4:-}" ;;
-*) echo "usage: $0 prepare NAME bwd_dq|forward | gpu NAME bwd_dq|forward OUTDIR" >&2; exit 2 ;;
+*) echo "usage: $0 prepare NAME FAMILY | gpu NAME FAMILY OUTDIR (FAMILY: bwd_dq, bwd_dq_out or forward)" >&2; exit 2 ;;
 esac
