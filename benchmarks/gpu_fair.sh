@@ -15,13 +15,20 @@
 # step then also writes stream_tables.md, that floor beside the best variants and the target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+STEPS=${STEPS:-"torch ours table test targets"}
+# A misspelt step would otherwise be skipped in silence, a device call spent on less.
+for step in $STEPS; do
+    case $step in torch|ours|table|test|targets|stream) ;;
+    *) echo "gpu_fair.sh: unknown step '$step' in STEPS (torch, ours, table, test, targets, stream)" >&2
+       exit 2;;
+    esac
+done
 OUT=${1:?usage: gpu_fair.sh OUTDIR [FAMILY...]}; shift
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 PY=${PYTHON:-python3}
 ROOT=$PWD
 export PYTHONPATH=${WGSLGEN_PATH:-$ROOT}${PYTHONPATH:+:$PYTHONPATH}
 fam=("$@"); [ ${#fam[@]} -gt 0 ] || fam=(bwd_dq bwd_dkv forward probs)
-STEPS=${STEPS:-"torch ours table test targets"}
 rc=0
 for step in $STEPS; do
     case $step in

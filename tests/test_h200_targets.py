@@ -1,5 +1,6 @@
 """benchmarks/h200_targets.sh: the H200 session's parts run on an H200 only (the issue's
-targets are that GPU's), so a call given another GPU costs seconds, not the part's minutes."""
+targets are that GPU's), so a call given another GPU costs seconds, not the part's minutes;
+and the gpu_fair.sh it runs refuses a misspelt step before it starts."""
 
 from __future__ import annotations
 
@@ -123,3 +124,15 @@ def test_steps_default_to_the_whole_run_and_a_caller_can_run_less(tmp_path: Path
         proc = _run(tmp_path, "NVIDIA H200", part="dq_out", script=script, **extra)
         assert proc.returncode == 0, proc.stderr
         assert (tmp_path / "steps").read_text().strip() == steps
+
+
+def test_a_misspelt_step_stops_gpu_fair_before_it_writes_anything(tmp_path: Path) -> None:
+    # STEPS="our test" would have run the test step alone, the timing skipped without a word
+    out = tmp_path / "fair"
+    proc = subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "gpu_fair.sh"), str(out), "bwd_dq"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "STEPS": "our test"},
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "gpu_fair.sh: unknown step 'our' in STEPS" in proc.stderr
+    assert not out.exists()
