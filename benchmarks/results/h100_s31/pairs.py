@@ -5,8 +5,8 @@ attention_bwd_dq_split_out (the same name without `_e4`), from one run's ours.js
 """
 
 import json
-from pathlib import Path
 import sys
+from pathlib import Path
 
 
 def main(path: str) -> None:
