@@ -107,7 +107,7 @@ def test_each_part_runs_its_families_and_reports_its_runs_exit_status(tmp_path: 
             stale.unlink(missing_ok=True)
         proc = _run(tmp_path, "NVIDIA H200", part=part, script=bench / "h200_targets.sh")
         assert proc.returncode == 0, proc.stderr
-        assert (tmp_path / "asked").read_text().split() == asked
+        assert asked.read_text().split() == asked
         gpu_txt = (tmp_path / "r" / "gpu.txt").read_text()
         assert all(f"{line} " in gpu_txt for line in lines), gpu_txt
         assert (tmp_path / "out" / "r.tgz").is_file()
@@ -136,3 +136,48 @@ def test_a_misspelt_step_stops_gpu_fair_before_it_writes_anything(tmp_path: Path
     assert proc.returncode == 2
     assert "gpu_fair.sh: unknown step 'our' in STEPS" in proc.stderr
     assert not out.exists()
+
+
+def _expand(pattern: str) -> list[str]:
+    """Every string a pattern of literals, groups, `|`, `?` and a closing `$` names."""
+
+    def seq(i: int) -> tuple[list[str], int]:
+        alts, cur = [], [""]
+        while i < len(pattern) and pattern[i] != ")":
+            ch = pattern[i]
+            if ch == "|":
+                alts += cur
+                cur, i = [""], i + 1
+                continue
+            if ch == "(":
+                inner, i = seq(i + 1)
+                i += 1  # the ")"
+            else:
+                inner, i = ["" if ch == "$" else ch], i + 1
+            if i < len(pattern) and pattern[i] == "?":
+                inner, i = [*inner, ""], i + 1
+            cur = [a + b for a in cur for b in inner]
+        return alts + cur, i
+
+    return seq(0)[0]
+
+
+def test_every_schedule_a_part_names_is_a_variant_that_exists(tmp_path: Path) -> None:
+    # a misspelt schedule in a part's ONLY would time nothing for it, unnoticed until the call
+    from benchmarks.attention_shapes import FAMILIES
+    from wgslgen.spec.loader import discover
+
+    bench = _tree_with_a_fake_gpu_run(tmp_path)
+    fake = bench / "gpu_fair.sh"
+    asked = tmp_path / "asked"
+    fake.write_text(f'#!/bin/sh\nshift\necho "$*" >> {asked}\necho "$ONLY" >> {asked}\n')
+    names = {v.name for spec in discover([ROOT / "templates"]) for v in spec.variants}
+    for part in ("dq", "dq_out", "fw", "dkv"):
+        asked.unlink(missing_ok=True)
+        proc = _run(tmp_path, "NVIDIA H200", part=part, script=bench / "h200_targets.sh")
+        assert proc.returncode == 0, proc.stderr
+        families, only = asked.read_text().splitlines()
+        kernels = {k for f in families.split() for k in FAMILIES[f]}
+        mine = {n for n in names if n.split("__")[0] in kernels}
+        for schedule in _expand(only):
+            assert any(n.endswith(schedule) for n in mine), (part, schedule)
