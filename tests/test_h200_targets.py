@@ -107,7 +107,7 @@ def test_each_part_runs_its_families_and_reports_its_runs_exit_status(tmp_path: 
             stale.unlink(missing_ok=True)
         proc = _run(tmp_path, "NVIDIA H200", part=part, script=bench / "h200_targets.sh")
         assert proc.returncode == 0, proc.stderr
-        assert asked.read_text().split() == asked
+        assert (tmp_path / "asked").read_text().split() == asked
         gpu_txt = (tmp_path / "r" / "gpu.txt").read_text()
         assert all(f"{line} " in gpu_txt for line in lines), gpu_txt
         assert (tmp_path / "out" / "r.tgz").is_file()
