@@ -8,6 +8,9 @@
 #                                          # PyTorch graphs (~330 s)
 #   benchmarks/h200_targets.sh modes       # the tuning canary against a new worker per variant
 #   STEPS="ours test" benchmarks/h200_targets.sh dq_out   # any part, our side alone (no PyTorch)
+#   OTHER_GPU='python3 -m wgslgen tune ... --db $R/results.jsonl' benchmarks/h200_targets.sh dkv
+#                                          # on another GPU, run that command (its output in
+#                                          # $R/other.log, $R in r.tgz; exit: its own) instead
 # Run from the repository root of a device call that carries .gl and .whl (gpu_env.sh); it
 # exits 3 at once on any GPU but an H200 (the targets are the H200's; ANY_GPU=1 runs the part
 # there anyway, for figures to compare within the call, gpu.txt naming the GPU), and leaves
@@ -21,6 +24,15 @@ R=${H200_TARGETS_DIR:-/tmp/r}; mkdir -p "$R"
 # gpu.txt gathers every part run here (a warm machine keeps /tmp/r between calls)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/gpu_now.txt
 cat $R/gpu_now.txt >> $R/gpu.txt
+if ! grep -q H200 $R/gpu_now.txt && [ -n "${OTHER_GPU:-}" ]; then
+    # A call lent another GPU still does work that needs no H200 (a tune, an experiment)
+    # shellcheck disable=SC1091
+    source benchmarks/gpu_env.sh install > /dev/null
+    echo "not an H200: OTHER_GPU runs instead of $part" | tee -a $R/gpu.txt
+    export R; bash -c "$OTHER_GPU" > $R/other.log 2>&1; rc=$?
+    echo "other rc=$rc" | tee -a $R/gpu.txt; tail -20 $R/other.log
+    tar czf "$OUT/r.tgz" -C "$(dirname "$R")" "$(basename "$R")"; exit $rc
+fi
 if ! grep -q H200 $R/gpu_now.txt; then
     [ "${ANY_GPU:-0}" = 1 ] || { cp $R/gpu_now.txt "$OUT/gpu.txt"; exit 3; }
     echo "not an H200: these figures compare the two sides on this GPU, not the issue's targets" \

@@ -181,3 +181,22 @@ def test_every_schedule_a_part_names_is_a_variant_that_exists(tmp_path: Path) ->
         mine = {n for n in names if n.split("__")[0] in kernels}
         for schedule in _expand(only):
             assert any(n.endswith(schedule) for n in mine), (part, schedule)
+
+
+def test_other_gpu_runs_its_command_there_and_keeps_what_it_wrote(tmp_path: Path) -> None:
+    # a call lent an H100 tunes instead of leaving with nothing; its exit status is the command's
+    import tarfile
+
+    script = _tree_with_a_fake_gpu_run(tmp_path) / "h200_targets.sh"
+    for command, rc in [('echo tuned > "$R/results.jsonl"', 0), ("echo half; exit 7", 7)]:
+        proc = _run(tmp_path, "NVIDIA H100 80GB HBM3", part="dkv", script=script, OTHER_GPU=command)
+        assert proc.returncode == rc, proc.stderr
+        assert not (tmp_path / "asked").exists()  # the part itself did not run
+        with tarfile.open(tmp_path / "out" / "r.tgz") as tar:
+            names = set(tar.getnames())
+        assert {"r/other.log", "r/gpu.txt"} <= names
+        assert f"other rc={rc}" in (tmp_path / "r" / "gpu.txt").read_text()
+    assert (tmp_path / "r" / "results.jsonl").read_text() == "tuned\n"
+    # on an H200 the part runs and OTHER_GPU is not used
+    proc = _run(tmp_path, "NVIDIA H200", part="dkv", script=script, OTHER_GPU="exit 7")
+    assert proc.returncode == 0 and (tmp_path / "asked").read_text().split() == ["bwd_dkv"]
