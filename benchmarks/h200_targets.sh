@@ -24,22 +24,21 @@ R=${H200_TARGETS_DIR:-/tmp/r}; mkdir -p "$R"
 # gpu.txt gathers every part run here (a warm machine keeps /tmp/r between calls)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/gpu_now.txt
 cat $R/gpu_now.txt >> $R/gpu.txt
-if ! grep -q H200 $R/gpu_now.txt && [ -n "${OTHER_GPU:-}" ]; then
+on_h200=0; grep -q H200 $R/gpu_now.txt && on_h200=1
+if [ $on_h200 = 0 ] && [ -z "${OTHER_GPU:-}" ] && [ "${ANY_GPU:-0}" != 1 ]; then
+    cp $R/gpu_now.txt "$OUT/gpu.txt"; exit 3
+fi
+# shellcheck disable=SC1091
+source benchmarks/gpu_env.sh install > /dev/null
+if [ $on_h200 = 0 ] && [ -n "${OTHER_GPU:-}" ]; then
     # A call lent another GPU still does work that needs no H200 (a tune, an experiment)
-    # shellcheck disable=SC1091
-    source benchmarks/gpu_env.sh install > /dev/null
     echo "not an H200: OTHER_GPU runs instead of $part" | tee -a $R/gpu.txt
     export R; bash -c "$OTHER_GPU" > $R/other.log 2>&1; rc=$?
     echo "other rc=$rc" | tee -a $R/gpu.txt; tail -20 $R/other.log
     tar czf "$OUT/r.tgz" -C "$(dirname "$R")" "$(basename "$R")"; exit $rc
 fi
-if ! grep -q H200 $R/gpu_now.txt; then
-    [ "${ANY_GPU:-0}" = 1 ] || { cp $R/gpu_now.txt "$OUT/gpu.txt"; exit 3; }
-    echo "not an H200: these figures compare the two sides on this GPU, not the issue's targets" \
-        | tee -a $R/gpu.txt
-fi
-# shellcheck disable=SC1091
-source benchmarks/gpu_env.sh install > /dev/null
+[ $on_h200 = 1 ] || echo "not an H200: these figures compare the two sides on this GPU, not" \
+    "the issue's targets" | tee -a $R/gpu.txt
 # STEPS from the caller runs less (STEPS="ours test": our side and its check, no PyTorch)
 export BANDWIDTH=4.3e12 REPS=100 STEPS=${STEPS:-torch ours table test targets}
 t=$SECONDS

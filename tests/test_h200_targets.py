@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tarfile
 from pathlib import Path
+
+from benchmarks.attention_shapes import FAMILIES
+from wgslgen.spec.loader import discover
 
 from .conftest import ROOT
 
@@ -164,9 +168,6 @@ def _expand(pattern: str) -> list[str]:
 
 def test_every_schedule_a_part_names_is_a_variant_that_exists(tmp_path: Path) -> None:
     # a misspelt schedule in a part's ONLY would time nothing for it, unnoticed until the call
-    from benchmarks.attention_shapes import FAMILIES
-    from wgslgen.spec.loader import discover
-
     bench = _tree_with_a_fake_gpu_run(tmp_path)
     fake = bench / "gpu_fair.sh"
     asked = tmp_path / "asked"
@@ -185,8 +186,6 @@ def test_every_schedule_a_part_names_is_a_variant_that_exists(tmp_path: Path) ->
 
 def test_other_gpu_runs_its_command_there_and_keeps_what_it_wrote(tmp_path: Path) -> None:
     # a call lent an H100 tunes instead of leaving with nothing; its exit status is the command's
-    import tarfile
-
     script = _tree_with_a_fake_gpu_run(tmp_path) / "h200_targets.sh"
     for command, rc in [('echo tuned > "$R/results.jsonl"', 0), ("echo half; exit 7", 7)]:
         proc = _run(tmp_path, "NVIDIA H100 80GB HBM3", part="dkv", script=script, OTHER_GPU=command)
