@@ -147,7 +147,8 @@ def test_experiment_runner_prepares_both_sides_from_the_diff(tmp_path) -> None:
         for kernel in ("attention_split", "attention_bwd_dq_split"):
             assert sorted((prepared / side / kernel).glob("*.spv")), (side, kernel)
     # bwd_dq_out has no `early` axis: all of its wg256 variants, the changed forward's aside
-    built = sorted((ROOT / "generated" / "attention_bwd_dq_split_out").glob("*__wg256_*.wgsl"))
+    built_all = sorted((ROOT / "generated" / "attention_bwd_dq_split_out").glob("*.wgsl"))
+    built = [p for p in built_all if "__wg256_" in p.stem]
     built_wg256 = [p.stem for p in built]
     assert built_wg256
     proc = _run("prepare", str(exp), "bwd_dq_out", env={"SPV_ROOT": str(tmp_path / "spv")})
@@ -155,6 +156,14 @@ def test_experiment_runner_prepares_both_sides_from_the_diff(tmp_path) -> None:
     for side in ("library", "changed"):
         spv = sorted((prepared / side / "attention_bwd_dq_split_out").glob("*.spv"))
         assert [p.stem for p in spv] == built_wg256, side
+    # A timed wg128 variant: that workgroup size is transpiled too (pipeline_stats sizes it)
+    built_wg128 = [p.stem for p in built_all if "__wg128_" in p.stem]
+    assert built_wg128
+    env = {"SPV_ROOT": str(tmp_path / "spv"), "VARIANTS": "wg128_ch64_g2_u2_sf32_hd128"}
+    proc = _run("prepare", str(exp), "bwd_dq_out", env=env)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    spv = sorted((prepared / "changed" / "attention_bwd_dq_split_out").glob("*.spv"))
+    assert [p.stem for p in spv] == built_wg128, "only the sizes the variants name"
     other = tmp_path / "other" / "mark"
     other.mkdir(parents=True)
     (other / "keep.txt").write_text("mine")

@@ -43,7 +43,7 @@ experiment() {  # NAME: sets DIFF and SPV (the prepared templates and SPIR-V)
 }
 
 prepare() {  # NAME FAMILY: the changed templates and both sides' SPIR-V, under .spv/NAME
-    local wgslgen=.venv/bin/wgslgen tmp side from
+    local wgslgen=.venv/bin/wgslgen tmp side from wgs
     experiment "$1" && family "${2:-}" || return 2
     # Replace only what an earlier prepare wrote (its mark), never another folder of that name.
     if [ -e "$SPV" ] && [ ! -f "$SPV/.prepared" ]; then
@@ -55,9 +55,11 @@ prepare() {  # NAME FAMILY: the changed templates and both sides' SPIR-V, under 
     tmp=$(mktemp -d) && cp -r templates "$tmp/" &&
         (cd "$tmp" && git apply "$DIFF") &&
         mv "$tmp/templates" "$SPV/templates" && rm -rf "$tmp" || return 1
+    # The workgroup sizes the timed variants name (wg128 ones too), not every size
+    wgs=$(printf '%s\n' "${VARIANTS[@]}" | sed -n 's/^wg\([0-9]*\)_.*/--set wg=\1/p' | sort -u)
     for side in library changed; do
         from=templates; [ $side = changed ] && from=$SPV/templates
-        "$wgslgen" transpile --templates "$from" --kernel $KERNEL --set wg=256 \
+        "$wgslgen" transpile --templates "$from" --kernel $KERNEL $wgs \
             ${EARLY:+--set e=$EARLY} --to spv --out "$SPV/$side" | tail -1 || return 1
     done
 }
