@@ -47,9 +47,11 @@ DQ='split__wg256_((ch64_g2_u2|ch64_g1_u2|ch32_g1_u4)_e4_sf16_hd256|(ch128_g2_u4|
 # dq_out: the same seven schedules of both kernels (the best at each shape on the H200 in
 # session 23, and bwd_dq_out's own on the H100 in session 31: ch32_g2_u4, ch128_g2_u2 at hd128)
 SCHEDULES='(ch64_g2_u2|ch32_g1_u4|ch32_g2_u4)_Ef16_hd256|ch128_g2_u(2|4)_Ef16_hd128|ch64_g2_u2_Ef32_hd(128|256)'
-# and bwd_dq_out's 128-thread schedules at head_dim 128 (session 32; bwd_dq has none)
+# and bwd_dq_out's own at head_dim 128 (bwd_dq has none): 128 threads (session 32), 128 keys
+# of four heads (session 33)
 DQ_PAIRS="split__wg256_(${SCHEDULES//_E/_e4_s})\$|split_out__wg256_(${SCHEDULES//_E/_s})\$"
 DQ_PAIRS+='|split_out__wg128_(ch64_g2_u2_sf32|ch128_g2_u2_sf16)_hd128$'
+DQ_PAIRS+='|split_out__wg256_ch128_g4_u4_s(f32|f16)_hd128$'
 case $part in
 dq) ONLY=$DQ benchmarks/gpu_fair.sh $R/dq bwd_dq; rc=$?;;
 dq_out) ONLY=$DQ_PAIRS benchmarks/gpu_fair.sh $R/dq_out bwd_dq bwd_dq_out; rc=$?;;
