@@ -334,3 +334,37 @@ def test_pass_breakdown_names_a_wrong_ablation_before_the_device_starts(tmp_path
         )  # fmt: skip
         assert proc.returncode != 0 and message in proc.stderr, proc.stderr
         assert "adapter:" not in proc.stdout
+
+
+def test_experiment_runner_times_a_variant_the_change_adds_on_its_side_alone(tmp_path) -> None:
+    """A diff that opens a constraint: the new variant is timed from the changed templates only
+    and set beside the library's fastest; a variant both sides have is timed on both (lavapipe,
+    pass_breakdown.py's default budget at one small shape)."""
+    import difflib
+    import os
+
+    toml = ROOT / "templates/attention_bwd_dq_split_out/kernel.toml"
+    before = toml.read_text().splitlines(keepends=True)
+    line = '    "mlp == 4 or (chunk >= 64 and group <= 2)",\n'
+    assert line in before
+    after = [
+        '    "mlp == 4 or (chunk >= 64 and group <= 2) or (chunk == 128 and group == 4)",\n'
+        if x == line else x for x in before
+    ]  # fmt: skip
+    name = "templates/attention_bwd_dq_split_out/kernel.toml"
+    exp = tmp_path / "opened"
+    exp.mkdir()
+    diff = difflib.unified_diff(before, after, f"a/{name}", f"b/{name}")
+    (exp / "change.diff").write_text("".join(diff))
+    new, old = "wg256_ch128_g4_u2_sf16_hd128", "wg256_ch128_g4_u4_sf16_hd128"
+    env = {"SPV_ROOT": str(tmp_path / "spv"), "VARIANTS": f"{new} {old}"}
+    assert _run("prepare", str(exp), "bwd_dq_out", env=env).returncode == 0
+    venv_bin = os.path.dirname(sys.executable)  # run.sh calls python3: the test's own
+    env |= {"ADAPTER": "cpu", "SHAPES": "128,8,2,300", "PATH": f"{venv_bin}:{os.environ['PATH']}"}
+    proc = _run("gpu", str(exp), "bwd_dq_out", str(tmp_path / "out"), env=env)
+    assert f"run.sh: {new}: not in the library, timed with the change only" in proc.stdout
+    timed = sorted(p.name for p in (tmp_path / "out").glob("*_wg*.json"))
+    assert timed == [f"changed_{new}.json", f"changed_{old}.json", f"library_{old}.json"]
+    rows = json.loads((tmp_path / "out" / "compare.json").read_text())["times"]["128,8,2,300"]
+    by_variant = {row["variant"]: row for row in rows}
+    assert by_variant[new]["best_library"] == old and "best_library" not in by_variant[old]

@@ -12,7 +12,7 @@
 #   benchmarks/experiments/run.sh gpu NAME FAMILY OUTDIR
 #
 # FAMILY: bwd_dq, bwd_dq_out or forward (its kernel, `early` value and default variants below).
-# Environment: SPV_ROOT (where prepare writes, .spv), VARIANTS (variant names without the kernel, space-separated: instead of the
+# Environment: SPV_ROOT (where prepare writes, .spv), VARIANTS (variant names without the kernel, space-separated, a change's new ones too: instead of the
 # family's defaults), SHAPES (d,H,KV,N ..., the four fair shapes), ADAPTER (gpu).
 # About 35 s per variant and side at the four shapes on an H200: wrap it in `timeout`, and tar
 # OUTDIR (a device call returns at most 8 files).
@@ -84,7 +84,13 @@ gpu() {  # NAME FAMILY OUTDIR
     copy=$(mktemp -d) && cp -r benchmarks wgslgen pyproject.toml "$copy/" &&
         cp -r "$SPV/templates" "$copy/templates" || return 1
     for v in "${VARIANTS[@]}"; do
-        breakdown . "$v" "$out/library_$v.json" || rc=1
+        # A variant the change adds (generated/ is the library's): the changed side alone,
+        # which compare.py sets beside the fastest library variant at each shape
+        if [ -f "generated/$KERNEL/${KERNEL}__$v.wgsl" ]; then
+            breakdown . "$v" "$out/library_$v.json" || rc=1
+        else
+            echo "run.sh: $v: not in the library, timed with the change only"
+        fi
         breakdown "$copy" "$v" "$out/changed_$v.json" || rc=1
     done
     rm -rf "$copy"
