@@ -4,7 +4,9 @@ gpu_env.sh, which sets a GPU machine up for one, fails with a clear line."""
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
 import subprocess
 import sys
 
@@ -117,8 +119,6 @@ _DIFF = """--- a/templates/attention_split/attention_split.wgsl.j2
 
 
 def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    import os
-
     return subprocess.run(
         ["bash", str(RUN), *args], capture_output=True, text=True, timeout=600,
         env={**os.environ, **(env or {})},
@@ -340,9 +340,6 @@ def test_experiment_runner_times_a_variant_the_change_adds_on_its_side_alone(tmp
     """A diff that opens a constraint: the new variant is timed from the changed templates only
     and set beside the library's fastest; a variant both sides have is timed on both (lavapipe,
     pass_breakdown.py's default budget at one small shape)."""
-    import difflib
-    import os
-
     toml = ROOT / "templates/attention_bwd_dq_split_out/kernel.toml"
     before = toml.read_text().splitlines(keepends=True)
     line = '    "mlp == 4 or (chunk >= 64 and group <= 2)",\n'
