@@ -356,8 +356,7 @@ def test_experiment_runner_times_a_variant_the_change_adds_on_its_side_alone(tmp
     new, old = "wg256_ch128_g4_u2_sf16_hd128", "wg256_ch128_g4_u4_sf16_hd128"
     env = {"SPV_ROOT": str(tmp_path / "spv"), "VARIANTS": f"{new} {old}"}
     assert _run("prepare", str(exp), "bwd_dq_out", env=env).returncode == 0
-    venv_bin = os.path.dirname(sys.executable)  # run.sh calls python3: the test's own
-    env |= {"ADAPTER": "cpu", "SHAPES": "128,8,2,300", "PATH": f"{venv_bin}:{os.environ['PATH']}"}
+    env |= {"ADAPTER": "cpu", "SHAPES": "128,8,2,300", "PYTHON": sys.executable}
     proc = _run("gpu", str(exp), "bwd_dq_out", str(tmp_path / "out"), env=env)
     assert f"run.sh: {new}: not in the library, timed with the change only" in proc.stdout
     timed = sorted(p.name for p in (tmp_path / "out").glob("*_wg*.json"))

@@ -13,12 +13,14 @@
 #
 # FAMILY: bwd_dq, bwd_dq_out or forward (its kernel, `early` value and default variants below).
 # Environment: SPV_ROOT (where prepare writes, .spv), VARIANTS (variant names without the kernel, space-separated, a change's new ones too: instead of the
-# family's defaults), SHAPES (d,H,KV,N ..., the four fair shapes), ADAPTER (gpu).
+# family's defaults), SHAPES (d,H,KV,N ..., the four fair shapes), ADAPTER (gpu), PYTHON.
 # About 35 s per variant and side at the four shapes on an H200: wrap it in `timeout`, and tar
 # OUTDIR (a device call returns at most 8 files).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 SHAPES=(${SHAPES:-256,8,4,4096 256,8,4,1024 256,8,1,4096 128,32,8,4096})
+# The project's venv where there is one (here), else the python3 that gpu_env.sh installed into
+PYTHON=${PYTHON:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)}
 
 family() {  # FAMILY: sets KERNEL, EARLY and VARIANTS (the fair tables' best schedules; a
             # fixed_head_dim variant is timed at the shapes of its head_dim only)
@@ -65,7 +67,7 @@ prepare() {  # NAME FAMILY: the changed templates and both sides' SPIR-V, under 
 }
 
 breakdown() {  # ROOT VARIANT JSON: one variant at every shape, from ROOT's templates
-    python3 "$1/benchmarks/pass_breakdown.py" --kernel $KERNEL --variant "$2" \
+    "$PYTHON" "$1/benchmarks/pass_breakdown.py" --kernel $KERNEL --variant "$2" \
         "${SHAPES[@]/#/--shape=}" --adapter "${ADAPTER:-gpu}" --json "$3" | grep -v '^adapter'
 }
 
@@ -77,7 +79,7 @@ gpu() {  # NAME FAMILY OUTDIR
     # Only the timed variants: the whole kernel (108 modules) took over 2 minutes a side.
     only="__($(IFS='|'; echo "${VARIANTS[*]}"))\$"
     for side in library changed; do
-        python3 benchmarks/pipeline_stats.py "$SPV/$side/$KERNEL" --only "$only" \
+        "$PYTHON" benchmarks/pipeline_stats.py "$SPV/$side/$KERNEL" --only "$only" \
             --json "$out/stats_$side.json" \
             > "$out/stats_$side.txt" 2>&1 || rc=1
     done
@@ -94,7 +96,7 @@ gpu() {  # NAME FAMILY OUTDIR
         breakdown "$copy" "$v" "$out/changed_$v.json" || rc=1
     done
     rm -rf "$copy"
-    python3 benchmarks/experiments/compare.py "$out" --json "$out/compare.json" || rc=1
+    "$PYTHON" benchmarks/experiments/compare.py "$out" --json "$out/compare.json" || rc=1
     return $rc
 }
 
