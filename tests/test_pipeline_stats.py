@@ -178,3 +178,27 @@ def test_real_statistics_from_radv_without_an_amd_gpu(spv: Path, tmp_path: Path)
     assert partials["Code size"] > finalize["Code size"]
     assert partials["VGPRs"] > finalize["VGPRs"]
     assert "VGPRs" in done.stdout  # the table's columns are the driver's statistics
+
+
+def test_a_subgroup_variant_as_spirv_1_3_builds_on_radv(tmp_path: Path) -> None:
+    # `wgslgen transpile` raises a subgroup variant's header to SPIR-V 1.3 (naga writes 1.0
+    # here): a real driver builds that module, subgroup operations and all.
+    out = tmp_path / "spv"
+    args = ["transpile", "--kernel", KERNEL, *SELECT[:-2], "--set", "e=2", "--set", "s=f16"]
+    assert main([*args, "--to", "spv", "--out", str(out)]) == 0
+    (spv,) = out.rglob("*.spv")
+    assert spv.read_bytes()[4:8] == (0x00010300).to_bytes(4, "little")
+    assert (
+        "subgroupShuffleXor" in (ROOT / "generated" / KERNEL / f"{spv.stem}.naga.wgsl").read_text()
+    )
+    env = {**os.environ, "RADV_FORCE_FAMILY": "gfx1100"}
+    env["VK_DRIVER_FILES"] = env["VK_ICD_FILENAMES"] = str(RADEON_ICD)
+    stats = tmp_path / "stats.json"
+    command = [sys.executable, str(SCRIPT), str(spv), "--device", "RADV", "--json", str(stats)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(stats.read_text(encoding="utf-8"))["results"]
+    assert [r["entry"] for r in results] == ["partials", "finalize"]
+    for result in results:
+        assert result["error"] is None
+        assert result["executables"][0]["statistics"]["VGPRs"] > 0

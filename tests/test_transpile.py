@@ -15,7 +15,7 @@ import pytest
 from wgslgen.check.engines.base import ShaderInput
 from wgslgen.check.engines.naga import NagaEngine
 from wgslgen.check.engines.naga_translate import NagaTranslator, TranslationError
-from wgslgen.check.transpile import SPIRV_ENV, TARGETS
+from wgslgen.check.transpile import TARGETS, spirv_env, spirv_version
 from wgslgen.cli import main
 from wgslgen.render.renderer import render_families
 from wgslgen.spec.loader import discover
@@ -50,9 +50,9 @@ def _transpile(capsys, *args: str) -> tuple[int, dict]:
     return code, json.loads(out) if out.strip() else {}
 
 
-def _spirv_val(path: Path) -> subprocess.CompletedProcess:
+def _spirv_val(path: Path, env: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["spirv-val", "--target-env", SPIRV_ENV, str(path)],
+        ["spirv-val", "--target-env", env or spirv_env(path.read_bytes()), str(path)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -87,21 +87,14 @@ def test_whole_library_to_spirv_passes_spirv_val(
     monkeypatch.undo()
     assert code == 0, report["summary"]
     assert report["summary"]["renderings"] == len(readable)
-    # naga writes SPIR-V 1.0 here; the subgroup variants need 1.3: unsupported, not a failure.
+    # naga writes SPIR-V 1.0 here; the subgroup variants' modules are raised to 1.3, which
+    # their operations need, and checked against Vulkan 1.1.
     subgroup = {r.relpath for r in readable if "subgroup" in r.features}
     assert subgroup, "the library has subgroup variants (early = 2, 3 of the split kernels)"
-    assert report["summary"]["targets"]["spv"]["ok"] == len(readable) - len(subgroup)
-    assert report["summary"]["targets"]["spv"]["unsupported"] == len(subgroup)
+    assert report["summary"]["targets"]["spv"]["ok"] == len(readable)
     assert report["spirv_val"] and "SPIRV-Tools" in report["spirv_val"]
     by_source = {r["source"]: r for r in report["results"]}
     for r in readable:
-        if r.relpath not in valid:
-            continue
-        if r.relpath in subgroup:
-            outcome = by_source[r.relpath]["targets"]["spv"]
-            assert outcome["status"] == "unsupported" and "SPIR-V 1.3" in outcome["message"]
-            assert not (tmp_path / r.kernel / f"{r.name}.spv").exists()
-            continue
         path = tmp_path / r.kernel / f"{r.name}.spv"
         assert by_source[r.relpath]["targets"]["spv"] == {
             "status": "ok",
@@ -110,12 +103,16 @@ def test_whole_library_to_spirv_passes_spirv_val(
             "diagnostic": "",
             "template": None,
         }
-        assert path.read_bytes()[:4] == bytes.fromhex("03022307")  # SPIR-V magic
+        words = path.read_bytes()
+        assert words[:4] == bytes.fromhex("03022307")  # SPIR-V magic
+        assert spirv_version(words) == ((1, 3) if r.relpath in subgroup else (1, 0))
         done = _spirv_val(path)  # checked again here, not only through the report
         assert done.returncode == 0, f"{path.name}: {done.stdout}{done.stderr}"
+        if r.relpath in subgroup:  # 1.3 is not Vulkan 1.0's: the environment matters
+            assert _spirv_val(path, "vulkan1.0").returncode != 0
     # Only SPIR-V files, one per variant, and the ledger listing them; temporary files of the
     # atomic writes are gone.
-    spirv = sorted(f"{r.name}.spv" for r in readable if r.relpath not in subgroup)
+    spirv = sorted(f"{r.name}.spv" for r in readable)
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == sorted(
         [*spirv, "wgslgen-transpiled.json"]
     )
@@ -226,6 +223,34 @@ def test_spirv_val_rejection_fails(capsys, tmp_path: Path, monkeypatch) -> None:
         assert spv["message"] == "spirv-val: error: line 7: fake rejection"
         assert r["targets"]["msl"]["status"] == "ok"
     assert not list((tmp_path / "o").rglob("*.spv"))  # rejected SPIR-V is not written
+
+
+def test_subgroup_spirv_is_written_only_where_spirv_val_checks_it(
+    capsys, tmp_path: Path, monkeypatch
+) -> None:
+    # A PATH without spirv-val: the 1.0 modules are written unchecked (as before), the
+    # subgroup variants' 1.3 ones are not (nothing checked that the raised header holds).
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("node", "npm"):
+        if found := shutil.which(tool):
+            (bare / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(bare))
+    args = ["--kernel", "attention_split", "--set", "wg=256", "--set", "ch=128", "--set", "g=2"]
+    args += ["--set", "u=4", "--set", "s=f32", "--to", "spv", "--out", str(tmp_path / "o")]
+    code, report = _transpile(capsys, *args)
+    assert report["spirv_val"] is None
+    outcomes = {r["variant"]: r["targets"]["spv"] for r in report["results"]}
+    with_subgroups = {v for v in outcomes if "_e2_" in v}
+    assert with_subgroups and len(outcomes) > len(with_subgroups)
+    for variant, outcome in outcomes.items():
+        spv = tmp_path / "o" / "attention_split" / f"{variant}.spv"
+        if variant in with_subgroups:
+            assert outcome["status"] == "unsupported" and "spirv-val" in outcome["message"]
+            assert not spv.exists()
+        else:
+            assert outcome["status"] == "ok" and spirv_version(spv.read_bytes()) == (1, 0)
+    assert code == 0
 
 
 def test_bad_target_and_missing_naga(capsys, tmp_path: Path, monkeypatch) -> None:

@@ -26,6 +26,10 @@ TARGETS: dict[str, str] = {"spv": ".spv", "msl": ".metal", "hlsl": ".hlsl", "gls
 DEFAULT_OUT = Path("build/transpiled")
 # naga writes SPIR-V 1.0 for Vulkan; the Vulkan environment adds Vulkan's own rules.
 SPIRV_ENV = "vulkan1.0"
+# Subgroup operations need SPIR-V 1.3 (Vulkan 1.1): the version a module's header names
+# chooses spirv-val's environment.
+SPIRV_1_3 = (1, 3)
+SPIRV_ENV_1_3 = "vulkan1.1"
 # Renderings whose text is meant for naga (the tint family's may use what naga rejects).
 NAGA_FAMILIES = ("any", "naga")  # limits.FAMILIES less "tint": the texts naga reads
 # naga writer errors meaning "this target cannot express the module", not a naga or wgslgen
@@ -155,12 +159,23 @@ def spirv_val_version(exe: str) -> str:
     return (done.stdout.strip().splitlines() or ["spirv-val"])[0]
 
 
+def spirv_version(words: bytes) -> tuple[int, int]:
+    """(major, minor) of the SPIR-V version a module's header names."""
+    word = int.from_bytes(words[4:8], "little") if len(words) >= 8 else 0
+    return (word >> 16) & 0xFF, (word >> 8) & 0xFF
+
+
+def spirv_env(words: bytes) -> str:
+    """spirv-val's --target-env for a module: Vulkan 1.0, or 1.1 for SPIR-V 1.3."""
+    return SPIRV_ENV_1_3 if spirv_version(words) >= SPIRV_1_3 else SPIRV_ENV
+
+
 def check_spirv(exe: str, words: bytes, timeout: float = 60.0) -> str | None:
     """None when spirv-val accepts the binary, else its diagnostic."""
     try:
         # One process per binary: spirv-val takes a single input, and it starts in ~5 ms.
         done = subprocess.run(
-            [exe, "--target-env", SPIRV_ENV, "-"],
+            [exe, "--target-env", spirv_env(words), "-"],
             input=words,
             capture_output=True,
             timeout=timeout,
@@ -190,20 +205,15 @@ def _outcome(rendered: RenderedVariant, value: bytes | str | TranslationError) -
     )
 
 
-def _spirv_lacks(rendered: RenderedVariant, words: bytes) -> str | None:
-    """Why this SPIR-V cannot express ``rendered``, or None: naga's writer here (naga-wasm has
-    no version option) writes SPIR-V 1.0, and subgroup operations need 1.3. wgpu asks naga
-    for 1.3 when it compiles for a device, so the variant itself is fine."""
-    if "subgroup" not in rendered.features or len(words) < 8:
-        return None
-    word = int.from_bytes(words[4:8], "little")
-    major, minor = (word >> 16) & 0xFF, (word >> 8) & 0xFF
-    if (major, minor) >= (1, 3):
-        return None
-    return (
-        f"naga wrote SPIR-V {major}.{minor}, which has no subgroup operations (they need "
-        "SPIR-V 1.3; wgpu asks naga for it when it compiles for a device)"
-    )
+def _spirv_for_subgroups(rendered: RenderedVariant, words: bytes) -> bytes:
+    """``words`` as SPIR-V 1.3 where ``rendered`` uses subgroups: naga's writer here
+    (naga-wasm has no version option) names 1.0 in the header, and subgroup operations need
+    1.3, which wgpu asks naga for when it compiles for a device. Only the header changes;
+    spirv-val then checks the module against Vulkan 1.1."""
+    if "subgroup" not in rendered.features or len(words) < 8 or spirv_version(words) >= SPIRV_1_3:
+        return words
+    major, minor = SPIRV_1_3
+    return words[:4] + ((major << 16) | (minor << 8)).to_bytes(4, "little") + words[8:]
 
 
 def _check_spirv_outcomes(exe: str, spirv: list[tuple[TargetOutcome, bytes]]) -> None:
@@ -215,6 +225,18 @@ def _check_spirv_outcomes(exe: str, spirv: list[tuple[TargetOutcome, bytes]]) ->
             first = next((ln for ln in verdict.splitlines() if ln.strip()), verdict)
             outcome.status, outcome.message = "rejected", f"spirv-val: {first.strip()}"
             outcome.diagnostic = verdict
+
+
+def _refuse_unchecked_headers(spirv: list[tuple[TargetOutcome, bytes]]) -> None:
+    """Without spirv-val, a module whose header was raised to 1.3 is not written: nothing
+    would have checked that naga's 1.0 module is also valid 1.3."""
+    for outcome, words in spirv:
+        if spirv_version(words) >= SPIRV_1_3:
+            outcome.status = "unsupported"
+            outcome.message = (
+                "subgroup operations need SPIR-V 1.3, written only where spirv-val checks it "
+                "(apt-get install spirv-tools); naga writes 1.0 here"
+            )
 
 
 def _sort_translations(
@@ -233,8 +255,8 @@ def _sort_translations(
                 stale.append(output_path(out, r, t))
             else:
                 data = value if isinstance(value, bytes) else value.encode("utf-8")
-                if t == "spv" and (why := _spirv_lacks(r, data)):
-                    outcome.status, outcome.message = "unsupported", why
+                if t == "spv":
+                    data = _spirv_for_subgroups(r, data)
                 files.append((outcome, t, output_path(out, r, t), data))
         results.append(result)
     return results, files, stale
@@ -273,9 +295,11 @@ def transpile(
     sources = [(r.relpath, r.source, r.entry_point) for r in chosen]
     translations = NagaTranslator(engine).translate_many(sources, targets, on_progress=on_progress)
     results, files, stale = _sort_translations(chosen, translations, targets, out)
+    spirv = [(o, data) for o, t, _, data in files if t == "spv" and o.status == "ok"]
     if exe:
-        spirv = [(o, data) for o, t, _, data in files if t == "spv" and o.status == "ok"]
         _check_spirv_outcomes(exe, spirv)
+    else:
+        _refuse_unchecked_headers(spirv)
     owned = ledger.claim(out, [path for outcome, _, path, _ in files if outcome.status == "ok"])
     for outcome, _, path, data in files:
         if outcome.status == "ok":

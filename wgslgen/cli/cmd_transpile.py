@@ -128,7 +128,7 @@ def _print_report(report: TranspileReport) -> None:
             "(naga reads the naga rendering of the same variant)"
         )
     checked = (
-        f"SPIR-V checked by {report.spirv_val} (--target-env vulkan1.0)"
+        f"SPIR-V checked by {report.spirv_val} (--target-env vulkan1.0; vulkan1.1 for SPIR-V 1.3)"
         if report.spirv_val
         else "SPIR-V not checked: spirv-val not found (apt-get install spirv-tools)"
         if "spv" in report.targets
