@@ -5,7 +5,7 @@
 #   benchmarks/h200_targets.sh fw          # (or dkv) one of the two, for a call with less time
 #   benchmarks/h200_targets.sh dq_out      # seven bwd_dq schedules beside the same of bwd_dq_out
 #                                          # (the forward's output given), each family with its
-#                                          # PyTorch graphs (~330 s)
+#                                          # PyTorch graphs (~450 s)
 #   benchmarks/h200_targets.sh modes       # the tuning canary against a new worker per variant
 #   STEPS="ours test" benchmarks/h200_targets.sh dq_out   # any part, our side alone (no PyTorch)
 #   OTHER_GPU='python3 -m wgslgen tune ... --db $R/results.jsonl' benchmarks/h200_targets.sh dkv
@@ -52,6 +52,8 @@ SCHEDULES='(ch64_g2_u2|ch32_g1_u4|ch32_g2_u4)_Ef16_hd256|ch128_g2_u(2|4)_Ef16_hd
 DQ_PAIRS="split__wg256_(${SCHEDULES//_E/_e4_s})\$|split_out__wg256_(${SCHEDULES//_E/_s})\$"
 DQ_PAIRS+='|split_out__wg128_(ch64_g2_u2_sf32|ch128_g2_u2_sf16)_hd128$'
 DQ_PAIRS+='|split_out__wg256_ch128_g4_u4_s(f32|f16)_hd128$'
+# and its subgroup schedules at head_dim 128 (session 35: the H100's tune picks ch128_g2)
+DQ_PAIRS+='|split_out__wg256_ch128_g(2|4)_u4_s(f32|f16)_hd128_sg1$'
 case $part in
 dq) ONLY=$DQ benchmarks/gpu_fair.sh $R/dq bwd_dq; rc=$?;;
 dq_out) ONLY=$DQ_PAIRS benchmarks/gpu_fair.sh $R/dq_out bwd_dq bwd_dq_out; rc=$?;;

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from wgslgen.spec.kernel import parse_shape
 from wgslgen.testing import check_kernel
@@ -21,6 +22,13 @@ ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "attention_bwd_dq_split_out"
 SCHEDULE = {"chunk": 32, "group": 2, "mlp": 4, "storage": "f32", "fixed_head_dim": 128}
 SHAPE = "head_dim=128,n_heads=4,n_kv_heads=2,history_len=100"
+# subgroup_sums = 1: four heads a KV head, and a last chunk of 44 keys
+SUBGROUP_SHAPE = "head_dim=128,n_heads=8,n_kv_heads=2,history_len=300"
+SUBGROUP_SCHEDULES = [
+    {"workgroup_size": 256, "chunk": 128, "group": 4, "storage": "f16"},
+    {"workgroup_size": 256, "chunk": 64, "group": 2, "storage": "f32"},
+]
+SUBGROUP_BODY = "_lib/attention_bwd_dq_split_out.sg.wgsl.j2"
 
 SHIFTED_OUT = '''
 _bundled_make_inputs = make_inputs
@@ -35,8 +43,8 @@ def make_inputs(shape, rng):
 
 
 def _with_shifted_out(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "templates", tmp_path / "templates")
     folder = tmp_path / "templates" / KERNEL
-    shutil.copytree(ROOT / "templates" / KERNEL, folder)
     reference = folder / "reference.py"
     reference.write_text(reference.read_text() + SHIFTED_OUT)
     return folder.parent
@@ -61,3 +69,31 @@ def test_a_shifted_out_changes_the_answer_the_kernel_must_give(tmp_path: Path) -
         inputs | {"out": ref._bundled_make_inputs(shape, np.random.default_rng(0))["out"]}, shape
     )["d_scores"]
     assert np.abs(given - consistent).max() > 100 * 1e-4 * np.abs(consistent).max()
+
+
+def _subgroup_schedule(schedule: dict) -> dict:
+    return {**schedule, "mlp": 4, "fixed_head_dim": 128, "subgroup_sums": 1}
+
+
+@pytest.mark.parametrize("schedule", SUBGROUP_SCHEDULES, ids=lambda s: f"g{s['group']}")
+def test_subgroup_sums_follow_the_given_out(tmp_path: Path, schedule: dict) -> None:
+    # lavapipe's subgroups hold 8 invocations, fewer than a row of 32: its run-time check
+    # sends every workgroup to the workgroup-memory fallback, which this runs
+    templates = _with_shifted_out(tmp_path)
+    only = _subgroup_schedule(schedule)
+    report = check_kernel(KERNEL, templates, shapes=[SUBGROUP_SHAPE], adapter="cpu", only=only)
+    assert report.counts() == {"pass": 1}, report.results
+
+
+def test_on_lavapipe_the_subgroup_check_is_what_keeps_the_answer_right(tmp_path: Path) -> None:
+    # The check's verdict forced to "subgroups of 32": the shuffles then sum rows that
+    # lavapipe's 8-wide subgroups do not hold whole, and the answer is wrong.
+    templates = _with_shifted_out(tmp_path)
+    body = templates / SUBGROUP_BODY
+    text = body.read_text()
+    verdict = "sg_flag = select(0u, seen, "
+    assert text.count(verdict) == 1
+    body.write_text(text.replace(verdict, "sg_flag = select(32u, 32u, "))
+    only = _subgroup_schedule(SUBGROUP_SCHEDULES[0])
+    report = check_kernel(KERNEL, templates, shapes=[SUBGROUP_SHAPE], adapter="cpu", only=only)
+    assert report.counts() == {"fail": 1}, report.results

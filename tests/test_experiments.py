@@ -147,9 +147,11 @@ def test_experiment_runner_prepares_both_sides_from_the_diff(tmp_path) -> None:
         for kernel in ("attention_split", "attention_bwd_dq_split"):
             assert sorted((prepared / side / kernel).glob("*.spv")), (side, kernel)
     # bwd_dq_out has no `early` axis: all of its wg256 variants, the changed forward's aside
-    built_all = sorted((ROOT / "generated" / "attention_bwd_dq_split_out").glob("*.wgsl"))
-    built = [p for p in built_all if "__wg256_" in p.stem]
-    built_wg256 = [p.stem for p in built]
+    # (a variant whose naga and Tint texts differ is built as <name>.naga.wgsl and
+    # <name>.tint.wgsl; its SPIR-V, from the naga text, is <name>.spv)
+    files = (ROOT / "generated" / "attention_bwd_dq_split_out").glob("*.wgsl")
+    built_all = sorted({p.name.split(".")[0] for p in files})
+    built_wg256 = [name for name in built_all if "__wg256_" in name]
     assert built_wg256
     proc = _run("prepare", str(exp), "bwd_dq_out", env={"SPV_ROOT": str(tmp_path / "spv")})
     assert proc.returncode == 0, proc.stderr + proc.stdout
@@ -157,7 +159,7 @@ def test_experiment_runner_prepares_both_sides_from_the_diff(tmp_path) -> None:
         spv = sorted((prepared / side / "attention_bwd_dq_split_out").glob("*.spv"))
         assert [p.stem for p in spv] == built_wg256, side
     # A timed wg128 variant: that workgroup size is transpiled too (pipeline_stats sizes it)
-    built_wg128 = [p.stem for p in built_all if "__wg128_" in p.stem]
+    built_wg128 = [name for name in built_all if "__wg128_" in name]
     assert built_wg128
     env = {"SPV_ROOT": str(tmp_path / "spv"), "VARIANTS": "wg128_ch64_g2_u2_sf32_hd128"}
     proc = _run("prepare", str(exp), "bwd_dq_out", env=env)
