@@ -9,7 +9,11 @@ follow D = d_out·out (the contract of its interface), which the two-sum math do
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -97,3 +101,44 @@ def test_on_lavapipe_the_subgroup_check_is_what_keeps_the_answer_right(tmp_path:
     only = _subgroup_schedule(SUBGROUP_SCHEDULES[0])
     report = check_kernel(KERNEL, templates, shapes=[SUBGROUP_SHAPE], adapter="cpu", only=only)
     assert report.counts() == {"fail": 1}, report.results
+
+
+# subgroup_sums = 2: rows of 16 invocations. llvmpipe's subgroups are LP_NATIVE_VECTOR_WIDTH / 32
+# wide, read when the driver loads: 16 at 512, so a fresh process with it set runs the subgroup
+# path on the CPU (the check passes), where the default 8 runs the fallback.
+ROWS_OF_16 = {"workgroup_size": 256, "chunk": 128, "group": 2, "mlp": 4, "fixed_head_dim": 128}
+FALLBACK_LANE_SUM = "t = t + s_part[uc * WG + kg * {{ LANES }}u + l];"
+
+
+def _check_in_fresh_process(templates: Path, storage: str, vector_width: str | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "LP_NATIVE_VECTOR_WIDTH"}
+    if vector_width:
+        env["LP_NATIVE_VECTOR_WIDTH"] = vector_width
+    axes = {**ROWS_OF_16, "storage": storage, "subgroup_sums": 2}
+    sets = [arg for axis, value in axes.items() for arg in ("--set", f"{axis}={value}")]
+    cmd = [sys.executable, "-m", "wgslgen", "test", "--templates", str(templates)]
+    cmd += ["--kernel", KERNEL, *sets, "--shape", SUBGROUP_SHAPE, "--adapter", "cpu", "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    report = json.loads(done.stdout)
+    return {r["status"] for r in report["results"]} | {f"rc{done.returncode}"}
+
+
+@pytest.mark.parametrize("storage", ["f16", "f32"])
+def test_rows_of_16_sum_by_subgroup_on_16_wide_subgroups(tmp_path: Path, storage: str) -> None:
+    # The fallback's lane sums doubled: a run that still passes took the subgroup path, and the
+    # same text on 8-wide subgroups (the fallback) fails, so the doubling bites.
+    templates = _with_shifted_out(tmp_path)
+    body = templates / SUBGROUP_BODY
+    text = body.read_text()
+    assert text.count(FALLBACK_LANE_SUM) == 1
+    doubled = FALLBACK_LANE_SUM.replace("t + s", "t + 2.0 * s")
+    body.write_text(text.replace(FALLBACK_LANE_SUM, doubled))
+    assert _check_in_fresh_process(templates, storage, "512") == {"pass", "rc0"}
+    assert "fail" in _check_in_fresh_process(templates, storage, None)
+
+
+def test_rows_of_16_follow_the_given_out_on_the_fallback(tmp_path: Path) -> None:
+    templates = _with_shifted_out(tmp_path)
+    only = {**ROWS_OF_16, "storage": "f16", "subgroup_sums": 2}
+    report = check_kernel(KERNEL, templates, shapes=[SUBGROUP_SHAPE], adapter="cpu", only=only)
+    assert report.counts() == {"pass": 1}, report.results
