@@ -356,13 +356,16 @@ def test_experiment_runner_times_a_variant_the_change_adds_on_its_side_alone(tmp
     diff = difflib.unified_diff(before, after, f"a/{name}", f"b/{name}")
     (exp / "change.diff").write_text("".join(diff))
     new, old = "wg256_ch128_g4_u2_sf16_hd128", "wg256_ch128_g4_u4_sf16_hd128"
-    env = {"SPV_ROOT": str(tmp_path / "spv"), "VARIANTS": f"{new} {old}"}
+    # a library variant built as .naga.wgsl and .tint.wgsl (subgroups): both sides too
+    both_texts = "wg256_ch128_g2_u4_sf16_hd128_sg2"
+    env = {"SPV_ROOT": str(tmp_path / "spv"), "VARIANTS": f"{new} {old} {both_texts}"}
     assert _run("prepare", str(exp), "bwd_dq_out", env=env).returncode == 0
     env |= {"ADAPTER": "cpu", "SHAPES": "128,8,2,300", "PYTHON": sys.executable}
     proc = _run("gpu", str(exp), "bwd_dq_out", str(tmp_path / "out"), env=env)
     assert f"run.sh: {new}: not in the library, timed with the change only" in proc.stdout
     timed = sorted(p.name for p in (tmp_path / "out").glob("*_wg*.json"))
-    assert timed == [f"changed_{new}.json", f"changed_{old}.json", f"library_{old}.json"]
+    sides = {new: ["changed"], old: ["changed", "library"], both_texts: ["changed", "library"]}
+    assert timed == sorted(f"{side}_{v}.json" for v, names in sides.items() for side in names)
     rows = json.loads((tmp_path / "out" / "compare.json").read_text())["times"]["128,8,2,300"]
     by_variant = {row["variant"]: row for row in rows}
     assert by_variant[new]["best_library"] == old and "best_library" not in by_variant[old]

@@ -86,9 +86,11 @@ gpu() {  # NAME FAMILY OUTDIR
     copy=$(mktemp -d) && cp -r benchmarks wgslgen pyproject.toml "$copy/" &&
         cp -r "$SPV/templates" "$copy/templates" || return 1
     for v in "${VARIANTS[@]}"; do
-        # A variant the change adds (generated/ is the library's): the changed side alone,
-        # which compare.py sets beside the fastest library variant at each shape
-        if [ -f "generated/$KERNEL/${KERNEL}__$v.wgsl" ]; then
+        # A variant the change adds (generated/ is the library's; one whose naga and Tint
+        # texts differ is built as .naga.wgsl and .tint.wgsl): the changed side alone, which
+        # compare.py sets beside the fastest library variant at each shape
+        lib=generated/$KERNEL/${KERNEL}__$v
+        if [ -f "$lib.wgsl" ] || [ -f "$lib.naga.wgsl" ]; then
             breakdown . "$v" "$out/library_$v.json" || rc=1
         else
             echo "run.sh: $v: not in the library, timed with the change only"
