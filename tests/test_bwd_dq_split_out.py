@@ -110,7 +110,7 @@ ROWS_OF_16 = {"workgroup_size": 256, "chunk": 128, "group": 2, "mlp": 4, "fixed_
 FALLBACK_LANE_SUM = "t = t + s_part[uc * WG + kg * {{ LANES }}u + l];"
 
 
-def _check_in_fresh_process(templates: Path, storage: str, vector_width: str | None) -> dict:
+def _check_in_fresh_process(templates: Path, storage: str, vector_width: str | None) -> set[str]:
     env = {k: v for k, v in os.environ.items() if k != "LP_NATIVE_VECTOR_WIDTH"}
     if vector_width:
         env["LP_NATIVE_VECTOR_WIDTH"] = vector_width
