@@ -217,6 +217,13 @@ def test_two_builds_at_once_both_land(sets: tuple[Path, Path], tmp_path: Path) -
     assert all((out / f).is_file() for f in listed)
 
 
+def _catches(pid: int, signum: int) -> bool:
+    """Whether process `pid` has a handler for `signum` (Linux: SigCgt in /proc/PID/status)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(caught, 16) >> (signum - 1) & 1)
+
+
 def test_sigterm_ends_a_build_like_ctrl_c(tmp_path: Path) -> None:
     """A `timeout`, a CI runner or `kill` sends SIGTERM: one line, exit 143, no half-written
     output folder and the previous tree intact (it used to die on the spot, leaving
@@ -235,7 +242,14 @@ def test_sigterm_ends_a_build_like_ctrl_c(tmp_path: Path) -> None:
     pad = f'[[axis]]\nname = "pad"\nkey = "p"\nvalues = {list(range(400))}\n\n[[axis]]'
     toml.write_text(toml.read_text().replace("[[axis]]", pad, 1))  # ~2,000 renderings
     proc = subprocess.Popen(cmd, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)  # started, not finished: rendering ~2,000 variants takes longer
+    # Once wgslgen catches SIGTERM (under load its imports alone took over 1.5 s, and a signal
+    # before the handler kills it outright), and before rendering ~2,000 variants is done.
+    deadline = time.monotonic() + 60
+    while not _catches(proc.pid, signal.SIGTERM):
+        assert proc.poll() is None and time.monotonic() < deadline, "no SIGTERM handler"
+        time.sleep(0.01)
+    time.sleep(0.3)
+    assert proc.poll() is None, "the build ended before SIGTERM: nothing tested"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err
