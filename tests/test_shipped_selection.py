@@ -10,6 +10,7 @@ device the choice came from.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -62,4 +63,4 @@ def test_a_comment_in_a_chosen_variants_text_makes_its_choice_stale(tmp_path: Pa
     body.write_text(text.replace(anchor, anchor + "// one more comment\n"), encoding="utf-8")
     stale = _stale_choices(templates, SELECTION)
     assert stale, "the selection names no subgroup_sums variant any more: pick another template"
-    assert all("_sg1: code changed since it was timed" in s for s in stale), stale
+    assert all(re.search(r"_sg[12]: code changed since it was timed$", s) for s in stale), stale
