@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Run in session 37 (with two experiments after it): ../h100_s37/call1/device_call.sh and its output.
 # Session 36, prepared and not run (no device started): issue 12's dq_out part on an H200; on any other GPU, the new
 # subgroup_sums = 2 variants checked at (128, 32, 8, 32768), then
 # tuned at the two head_dim-128 tune shapes (committed records copied: only they are measured).

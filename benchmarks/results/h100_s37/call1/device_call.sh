@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 37 call: issue 12's dq_out part on an H200; on any other GPU, sg2 checked at
+# Session 37 call 1: issue 12's dq_out part on an H200; on any other GPU, sg2 checked at
 # (128, 32, 8, 32768) and tuned at the two head_dim-128 tune shapes, then experiments/sg_lanes8 and sg_kb4.
 # Carries .gl .whl .spv.
 OTHER_GPU='cp tuning/results.jsonl tuning/selection.json $R/ &&
