@@ -6,7 +6,7 @@
 #   benchmarks/h200_targets.sh fw          # (or dkv) one of the two, for a call with less time
 #   benchmarks/h200_targets.sh dq_out      # seven bwd_dq schedules beside the same of bwd_dq_out
 #                                          # (the forward's output given), each family with its
-#                                          # PyTorch graphs (~450 s; 379 s on an H100 in session 37)
+#                                          # PyTorch graphs (~450 s; 331–379 s on an H100, sessions 37–38)
 #   benchmarks/h200_targets.sh modes       # the tuning canary against a new worker per variant
 #   STEPS="ours test" benchmarks/h200_targets.sh dq_out   # any part, our side alone (no PyTorch)
 #   OTHER_GPU='python3 -m wgslgen tune ... --db $R/results.jsonl' benchmarks/h200_targets.sh dkv
