@@ -142,3 +142,31 @@ def test_rows_of_16_follow_the_given_out_on_the_fallback(tmp_path: Path) -> None
     only = {**ROWS_OF_16, "storage": "f16", "subgroup_sums": 2}
     report = check_kernel(KERNEL, templates, shapes=[SUBGROUP_SHAPE], adapter="cpu", only=only)
     assert report.counts() == {"pass": 1}, report.results
+
+
+# The finalize sums a thread's chunk partials eight at a time, then four, then one. With 128
+# threads (four groups of 32 columns at head_dim 128) and chunks of 32 keys, 51 chunks run each
+# loop once: 8·4 + 4·4 + 3. The library's test shapes stop at 10 chunks, the eight-load loop unrun.
+EVERY_FINALIZE_LOOP = "head_dim=128,n_heads=4,n_kv_heads=1,history_len=1617"
+FINALIZE_SCHEDULE = {**SCHEDULE, "workgroup_size": 128, "group": 4}
+EIGHTH_LOAD = "+ part[r0 + 7u * step]"
+
+
+def test_the_finalize_sums_every_chunk_through_all_three_loops(tmp_path: Path) -> None:
+    templates = _with_shifted_out(tmp_path)
+    report = check_kernel(
+        KERNEL, templates, shapes=[EVERY_FINALIZE_LOOP], adapter="cpu", only=FINALIZE_SCHEDULE
+    )
+    assert report.counts() == {"pass": 1}, report.results
+
+
+def test_a_chunk_dropped_from_the_eight_load_sum_fails_there(tmp_path: Path) -> None:
+    templates = _with_shifted_out(tmp_path)
+    body = templates / "_lib" / "attention_bwd_dq_split.body.wgsl.j2"
+    text = body.read_text()
+    assert text.count(EIGHTH_LOAD) == 1
+    body.write_text(text.replace(EIGHTH_LOAD, "+ 0.0 * part[r0 + 7u * step]"))
+    report = check_kernel(
+        KERNEL, templates, shapes=[EVERY_FINALIZE_LOOP], adapter="cpu", only=FINALIZE_SCHEDULE
+    )
+    assert report.counts() == {"fail": 1}, report.results
