@@ -23,6 +23,10 @@ warm and cold apart.
 family (bwd_dq ≤ 0.5×, forward and bwd_dkv ≤ 0.7× PyTorch's best graph): "target ÷ floor"
 below 1 means the target is below what
 streaming the bytes alone costs here.
+
+bwd_dkv reads little and writes its K/V-sized d_k and d_v, in one pass: its floor is
+``benchmarks/kernels/write_floor`` instead, one dispatch writing those bytes (``stores``
+16-byte vectors a thread) after one load of a row every workgroup shares.
 """
 
 from __future__ import annotations
@@ -46,6 +50,23 @@ from wgslgen.errors import WgslgenError  # noqa: E402
 
 ROW_BYTES = 256 * 16  # one load of every thread of a workgroup
 KV_DTYPES = ("f32", "f16")
+# The floor kernel of a family (others: stream_floor) and the axis of each that sets the
+# 16-byte vectors a thread moves
+WRITE_FLOOR_FAMILIES = ("bwd_dkv",)
+PER_THREAD_AXIS = {"stream_floor": "loads", "write_floor": "stores"}
+
+
+def floor_kernel(family: str) -> str:
+    """``family``'s floor kernel: write_floor where its bytes are written, else stream_floor."""
+    return "write_floor" if family in WRITE_FLOOR_FAMILIES else "stream_floor"
+
+
+def floored_bytes(family: str, s: tuple[int, int, int, int], kv: str) -> int:
+    """The bytes ``family``'s floor kernel moves: the K/V-sized outputs for a writer, else all."""
+    if floor_kernel(family) == "write_floor":
+        d, _, g, n = s
+        return 2 * n * g * d * (4 if kv == "f32" else 2)  # d_k and d_v
+    return bytes_moved(family, s, kv)
 
 
 def workgroups(n_bytes: int, loads: int) -> int:
@@ -53,14 +74,14 @@ def workgroups(n_bytes: int, loads: int) -> int:
     return max(1, math.ceil(n_bytes / (ROW_BYTES * loads)))
 
 
-def sizes_to_measure(families: list[str]) -> dict[int, list[dict]]:
-    """bytes → the (family, shape, K/V) entries that move that many (measured once each)."""
-    out: dict[int, list[dict]] = {}
+def sizes_to_measure(families: list[str]) -> dict[tuple[str, int], list[dict]]:
+    """(floor kernel, bytes) → the (family, shape, K/V) entries it stands for (measured once)."""
+    out: dict[tuple[str, int], list[dict]] = {}
     for family in families:
         for s in SHAPES:
             for kv in KV_DTYPES:
-                n = bytes_moved(family, s, kv)
-                out.setdefault(n, []).append({"family": family, "shape": list(s), "kv": kv})
+                key = (floor_kernel(family), floored_bytes(family, s, kv))
+                out.setdefault(key, []).append({"family": family, "shape": list(s), "kv": kv})
     return out
 
 
@@ -70,21 +91,22 @@ def measure(args: argparse.Namespace) -> int:
     from wgslgen.run.harness import Harness
     from wgslgen.spec.loader import discover, select
 
-    spec = select(discover([FLOOR_KERNELS]), ["stream_floor"])[0]
+    found = discover([FLOOR_KERNELS])
+    specs = {k: select(found, [k])[0] for k in PER_THREAD_AXIS}
     rows, failures = [], []
     data = {"adapter": None, "results": rows, "failures": failures}
     with Harness(args.adapter, timeout=120) as h:
         data["adapter"] = h.adapter_info["label"]
         print(f"adapter: {data['adapter']}", flush=True)
-        for n_bytes, uses in sorted(sizes_to_measure(args.families).items()):
-            for v in spec.variants:
+        for (kernel, n_bytes), uses in sorted(sizes_to_measure(args.families).items()):
+            for v in specs[kernel].variants:
                 rendered = render(v, "naga")
-                loads = v.params["loads"]
+                loads = v.params[PER_THREAD_AXIS[kernel]]  # or stores: vectors a thread
                 shape = {"n_wg": workgroups(n_bytes, loads)}
                 h.worker.close()  # a fresh device per variant and size (fair_attention.py)
-                row = {"bytes": n_bytes, "variant": rendered.name, "loads": loads,
-                       "n_wg": shape["n_wg"], "streamed": shape["n_wg"] * ROW_BYTES * loads,
-                       "uses": uses}  # fmt: skip
+                row = {"kernel": kernel, "bytes": n_bytes, "variant": rendered.name,
+                       "loads": loads, "n_wg": shape["n_wg"],
+                       "streamed": shape["n_wg"] * ROW_BYTES * loads, "uses": uses}  # fmt: skip
                 res = h.check(rendered, shape)
                 if res.status != "pass":
                     failures.append({**row, "check": res.status, "message": res.message})
@@ -106,10 +128,11 @@ def measure(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def floors(stream: dict) -> dict[int, dict[str, tuple[float, str]]]:
-    """bytes → {'warm'|'cold': (fastest µs, its variant)}."""
+def floors(stream: dict, kernel: str = "stream_floor") -> dict[int, dict[str, tuple[float, str]]]:
+    """bytes → {'warm'|'cold': (fastest µs, its variant)} of one floor kernel's rows."""
     out: dict[int, dict[str, tuple[float, str]]] = {}
-    for r in stream["results"]:
+    # rows of files from before write_floor name no kernel: they are stream_floor's
+    for r in (r for r in stream["results"] if r.get("kernel", "stream_floor") == kernel):
         best = out.setdefault(r["bytes"], {})
         for mode in ("warm", "cold"):
             t = (r[mode]["median_us"], r["variant"].split("__")[-1])
@@ -133,13 +156,14 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 def table(stream: dict, ours: dict, torch_data: dict | None) -> str:
     """Markdown: per family, shape and K/V the measured floor beside ours (and the target)."""
-    fl = floors(stream)
+    fl = {k: floors(stream, k) for k in PER_THREAD_AXIS}
     torch_rows = {
         (r["family"], tuple(r["shape"]), r["kv"]): r for r in (torch_data or {}).get("results", [])
     }
-    out = [f"Streamed two-pass floor on {stream['adapter']} (fastest `loads` variant, warm / "
-           "cold µs); ours: the best variant of `fair_attention.py ours`; target: the issue's "
-           "fraction (in the heading) × the best PyTorch graph.", ""]  # fmt: skip
+    out = [f"Measured floor on {stream['adapter']} (fastest variant, warm / cold µs): a "
+           "streamed two-pass read, for bwd_dkv one pass writing d_k and d_v (MB: all the bytes "
+           "of the math); ours: the best variant of `fair_attention.py ours`; target: the "
+           "issue's fraction (in the heading) × the best PyTorch graph.", ""]  # fmt: skip
     for family in FAMILIES:
         fam_rows = [r for r in ours["results"] if r["family"] == family]
         if not fam_rows:
@@ -152,7 +176,7 @@ def table(stream: dict, ours: dict, torch_data: dict | None) -> str:
         for s in dict.fromkeys(tuple(r["shape"]) for r in fam_rows):
             for kv in KV_DTYPES:
                 rows = [r for r in fam_rows if tuple(r["shape"]) == s and r["kv"] == kv]
-                f = fl.get(bytes_moved(family, s, kv))
+                f = fl[floor_kernel(family)].get(floored_bytes(family, s, kv))
                 if not rows or not f:
                     continue
                 fw, fc = f["warm"][0], f["cold"][0]

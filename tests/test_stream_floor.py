@@ -1,6 +1,8 @@
-"""benchmarks/stream_floor.py and its kernel: the streamed bytes are summed right on a real
-device (lavapipe), a variant that skips a vector is caught, every byte count a family needs
-is measured with each `loads` variant, and the table sets the floor beside ours and the target."""
+"""benchmarks/stream_floor.py and its kernels: the streamed bytes are summed right on a real
+device (lavapipe), the write floor writes every vector right, a variant that skips a vector is
+caught, every byte count a family needs is measured with each variant of its floor kernel
+(bwd_dkv's: the write floor, at the bytes of d_k and d_v), and the table sets the floor beside
+ours and the target."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from .conftest import ROOT
 SCRIPT = ROOT / "benchmarks" / "stream_floor.py"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from stream_floor import ROW_BYTES, floors, table, workgroups  # noqa: E402
+from stream_floor import ROW_BYTES, floored_bytes, floors, table, workgroups  # noqa: E402
 
 
 def test_the_stream_floor_kernel_sums_every_streamed_byte_and_catches_a_skipped_one() -> None:
@@ -38,6 +40,39 @@ def test_the_stream_floor_kernel_sums_every_streamed_byte_and_catches_a_skipped_
             rendered, source=source, sha256=hashlib.sha256(source.encode()).hexdigest()
         )
         assert h.check(skipped, {"n_wg": 37}).status == "fail"
+
+
+def test_the_write_floor_kernel_writes_every_vector_and_catches_a_skipped_one() -> None:
+    from wgslgen.render.renderer import render
+    from wgslgen.run.harness import Harness
+    from wgslgen.spec.loader import discover, select
+
+    spec = select(discover([ROOT / "benchmarks" / "kernels"]), ["write_floor"])[0]
+    assert sorted(v.params["stores"] for v in spec.variants) == [4, 8, 16, 32]
+    with Harness("cpu") as h:
+        for v in spec.variants:
+            assert h.check(render(v, "naga"), {"n_wg": 37}).status == "pass", v.name
+        # One row of stores left out: its vectors keep the buffer's zeros, not the values.
+        rendered = render(spec.baseline, "naga")
+        line = "    dst[base + 256u] = x + vec4<u32>(base + 256u);\n"
+        source = rendered.source.replace(line, "")
+        assert source != rendered.source
+        skipped = dataclasses.replace(
+            rendered, source=source, sha256=hashlib.sha256(source.encode()).hexdigest()
+        )
+        assert h.check(skipped, {"n_wg": 37}).status == "fail"
+
+
+def test_bwd_dkv_is_floored_by_writing_its_outputs_the_others_by_streaming_all_bytes() -> None:
+    from attention_shapes import bytes_moved
+
+    s = (128, 32, 8, 4096)
+    # d_k and d_v of 4096 positions × 8 KV heads × 128 columns: 33.5 MB in f32
+    assert floored_bytes("bwd_dkv", s, "f32") == 2 * 4096 * 8 * 128 * 4 == 33_554_432
+    assert floored_bytes("bwd_dkv", s, "f16") == 33_554_432 // 2
+    assert floored_bytes("bwd_dq", s, "f32") == bytes_moved("bwd_dq", s, "f32")
+    # bwd_dq's bytes_moved is bwd_dkv's: their floors are told apart by kernel, not bytes
+    assert bytes_moved("bwd_dq", s, "f32") == bytes_moved("bwd_dkv", s, "f32")
 
 
 def test_workgroups_cover_the_bytes_with_whole_rows() -> None:
@@ -66,6 +101,30 @@ def test_measure_times_every_variant_at_every_byte_count_of_the_family(tmp_path:
         assert r["streamed"] >= r["bytes"] > r["streamed"] - ROW_BYTES * r["loads"]
         assert r["warm"]["median_us"] > 0 and r["cold"]["median_us"] > 0
         assert r["uses"][0]["family"] == "forward"
+        assert r["kernel"] == "stream_floor"
+
+
+def test_measure_floors_bwd_dkv_with_the_write_floor_beside_bwd_dq_s_stream(tmp_path: Path) -> None:
+    out = tmp_path / "stream.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "measure", "--adapter", "cpu", "--families", "bwd_dq",
+         "bwd_dkv", "--shape", "16,2,1,32", "--json", str(out)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert not data["failures"]
+    # the same bytes_moved for both families, yet two kernels: 2 K/V dtypes × 4 variants each
+    by_kernel = {
+        k: [r for r in data["results"] if r["kernel"] == k] for k in ("stream_floor", "write_floor")
+    }
+    assert len(by_kernel["stream_floor"]) == len(by_kernel["write_floor"]) == 8
+    for r in by_kernel["write_floor"]:
+        assert r["variant"].startswith("write_floor__w")
+        assert r["bytes"] == floored_bytes("bwd_dkv", (16, 2, 1, 32), r["uses"][0]["kv"])
+        assert {u["family"] for u in r["uses"]} == {"bwd_dkv"}
+    assert {u["family"] for r in by_kernel["stream_floor"] for u in r["uses"]} == {"bwd_dq"}
 
 
 def _stream(rows: list[tuple[int, str, float, float]]) -> dict:
@@ -124,6 +183,20 @@ def test_the_table_sets_ours_and_the_familys_share_of_torch_against_the_floor() 
     assert "### forward (target 0.7 × PyTorch)" in text
     row = next(line for line in text.splitlines() if line.startswith("| (256, 8, 4, 4096) | f16"))
     assert "| 7.0 / 9.8 |" in row, row
+    # bwd_dkv's floor is the write floor's row at d_k's and d_v's bytes; the stream floor's row
+    # at its bytes_moved (bwd_dq's too) is not taken for it.
+    as_dkv = [{**r, "family": "bwd_dkv"} for r in ours["results"]]
+    d_torch = [{**r, "family": "bwd_dkv"} for r in torch["results"]]
+    written = floored_bytes("bwd_dkv", s, "f16")
+    rows = [
+        {"kernel": "stream_floor", "bytes": n, "variant": "stream_floor__l4",
+         "warm": {"median_us": 1.0}, "cold": {"median_us": 1.0}},
+        {"kernel": "write_floor", "bytes": written, "variant": "write_floor__w8",
+         "warm": {"median_us": 4.0}, "cold": {"median_us": 5.0}},
+    ]  # fmt: skip
+    text = table({"adapter": "GPU", "results": rows}, {"results": as_dkv}, {"results": d_torch})
+    row = next(line for line in text.splitlines() if line.startswith("| (256, 8, 4, 4096) | f16"))
+    assert "4.0 (w8) / 5.0 (w8)" in row and "| 3.00× / 3.00× |" in row, row
 
 
 def _script(*args: str) -> subprocess.CompletedProcess:
