@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Issue 12's figures in one H200 session, in device calls of under 10 minutes each:
 #   benchmarks/h200_targets.sh dq          # bwd_dq fair run (~250 s)
-#   benchmarks/h200_targets.sh fw_dkv      # forward (~220 s) and bwd_dkv (~225 s; over 260 s on an
-#                                          # H100 in session 37, its largest-shape check included) fair runs
+#   benchmarks/h200_targets.sh fw_dkv      # forward and bwd_dkv fair runs (270 s each on an H200 in
+#                                          # session 39, largest-shape checks included: two calls)
 #   benchmarks/h200_targets.sh fw          # (or dkv) one of the two, for a call with less time
 #   benchmarks/h200_targets.sh dq_out      # seven bwd_dq schedules beside the same of bwd_dq_out
 #                                          # (the forward's output given), each family with its
-#                                          # PyTorch graphs (~450 s; 331–379 s on an H100, sessions 37–38)
+#                                          # PyTorch graphs (376 s on an H200, session 39;
+#                                          # 331–379 s on an H100, sessions 37–38)
 #   benchmarks/h200_targets.sh modes       # the tuning canary against a new worker per variant
 #   STEPS="ours test" benchmarks/h200_targets.sh dq_out   # any part, our side alone (no PyTorch)
 #   OTHER_GPU='python3 -m wgslgen tune ... --db $R/results.jsonl' benchmarks/h200_targets.sh dkv
