@@ -149,7 +149,8 @@ def test_rows_of_16_follow_the_given_out_on_the_fallback(tmp_path: Path) -> None
 # loop once: 8·4 + 4·4 + 3. The library's test shapes stop at 10 chunks, the eight-load loop unrun.
 EVERY_FINALIZE_LOOP = "head_dim=128,n_heads=4,n_kv_heads=1,history_len=1617"
 FINALIZE_SCHEDULE = {**SCHEDULE, "workgroup_size": 128, "group": 4}
-EIGHTH_LOAD = "+ part[r0 + 7u * step]"
+# The finalize's macro of one chunk's load; k = 7 is only the eight-load sum's last chunk
+CHUNK_PART = "{% macro chunk_part(k) %}part["
 
 
 def test_the_finalize_sums_every_chunk_through_all_three_loops(tmp_path: Path) -> None:
@@ -164,8 +165,9 @@ def test_a_chunk_dropped_from_the_eight_load_sum_fails_there(tmp_path: Path) -> 
     templates = _with_shifted_out(tmp_path)
     body = templates / "_lib" / "attention_bwd_dq_split.body.wgsl.j2"
     text = body.read_text()
-    assert text.count(EIGHTH_LOAD) == 1
-    body.write_text(text.replace(EIGHTH_LOAD, "+ 0.0 * part[r0 + 7u * step]"))
+    assert text.count(CHUNK_PART) == 1
+    dropped = CHUNK_PART.replace("part[", "{{ '0.0 * ' if k == 7 }}part[")
+    body.write_text(text.replace(CHUNK_PART, dropped))
     report = check_kernel(
         KERNEL, templates, shapes=[EVERY_FINALIZE_LOOP], adapter="cpu", only=FINALIZE_SCHEDULE
     )
