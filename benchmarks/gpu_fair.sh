@@ -11,7 +11,8 @@
 # 0.025). The test step checks every variant of OUTDIR/ours.json at the largest shape
 # (benchmarks/largest_shapes.py; before session 10 it ran `wgslgen test` with TEST_SET options).
 # STEPS may also hold `stream` (not a default, ~2 s per byte count and `loads` variant): the
-# measured two-pass floor at the families' byte counts (benchmarks/stream_floor.py); the table
+# measured two-pass floor at the families' byte counts (benchmarks/stream_floor.py; for bwd_dkv
+# the one-pass write floor at the bytes of d_k and d_v, about 70 s at the four shapes); the table
 # step then also writes stream_tables.md, that floor beside the best variants and the target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
