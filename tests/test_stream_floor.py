@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import ROOT
 
 SCRIPT = ROOT / "benchmarks" / "stream_floor.py"
@@ -21,41 +23,30 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from stream_floor import ROW_BYTES, floored_bytes, floors, table, workgroups  # noqa: E402
 
+# (floor kernel, its per-thread axis, a broken copy of one line of its baseline's text): the
+# stream floor reading one vector twice instead of the next (the sum is wrong); the write floor
+# leaving one row of stores out (those vectors keep the buffer's zeros, not the values).
+FLOOR_KERNELS = [
+    ("stream_floor", "loads", "src[base + 256u]", "src[base + 0u]"),
+    ("write_floor", "stores", "    dst[base + 256u] = x + vec4<u32>(base + 256u);\n", ""),
+]
 
-def test_the_stream_floor_kernel_sums_every_streamed_byte_and_catches_a_skipped_one() -> None:
+
+@pytest.mark.parametrize(("kernel", "axis", "line", "broken"), FLOOR_KERNELS)
+def test_each_floor_kernel_moves_every_vector_right_and_a_broken_one_fails(
+    kernel: str, axis: str, line: str, broken: str
+) -> None:
     from wgslgen.render.renderer import render
     from wgslgen.run.harness import Harness
     from wgslgen.spec.loader import discover, select
 
-    spec = select(discover([ROOT / "benchmarks" / "kernels"]), ["stream_floor"])[0]
-    assert sorted(v.params["loads"] for v in spec.variants) == [4, 8, 16, 32]
+    spec = select(discover([ROOT / "benchmarks" / "kernels"]), [kernel])[0]
+    assert sorted(v.params[axis] for v in spec.variants) == [4, 8, 16, 32]
     with Harness("cpu") as h:
         for v in spec.variants:
             assert h.check(render(v, "naga"), {"n_wg": 37}).status == "pass", v.name
-        # The same kernel reading one vector twice instead of the next: the sum is wrong.
         rendered = render(spec.baseline, "naga")
-        source = rendered.source.replace("src[base + 256u]", "src[base + 0u]")
-        assert source != rendered.source
-        skipped = dataclasses.replace(
-            rendered, source=source, sha256=hashlib.sha256(source.encode()).hexdigest()
-        )
-        assert h.check(skipped, {"n_wg": 37}).status == "fail"
-
-
-def test_the_write_floor_kernel_writes_every_vector_and_catches_a_skipped_one() -> None:
-    from wgslgen.render.renderer import render
-    from wgslgen.run.harness import Harness
-    from wgslgen.spec.loader import discover, select
-
-    spec = select(discover([ROOT / "benchmarks" / "kernels"]), ["write_floor"])[0]
-    assert sorted(v.params["stores"] for v in spec.variants) == [4, 8, 16, 32]
-    with Harness("cpu") as h:
-        for v in spec.variants:
-            assert h.check(render(v, "naga"), {"n_wg": 37}).status == "pass", v.name
-        # One row of stores left out: its vectors keep the buffer's zeros, not the values.
-        rendered = render(spec.baseline, "naga")
-        line = "    dst[base + 256u] = x + vec4<u32>(base + 256u);\n"
-        source = rendered.source.replace(line, "")
+        source = rendered.source.replace(line, broken)
         assert source != rendered.source
         skipped = dataclasses.replace(
             rendered, source=source, sha256=hashlib.sha256(source.encode()).hexdigest()
