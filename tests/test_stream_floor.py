@@ -26,13 +26,13 @@ from stream_floor import ROW_BYTES, floored_bytes, floors, table, workgroups  # 
 # (floor kernel, its per-thread axis, a broken copy of one line of its baseline's text): the
 # stream floor reading one vector twice instead of the next (the sum is wrong); the write floor
 # leaving one row of stores out (those vectors keep the buffer's zeros, not the values).
-FLOOR_KERNELS = [
+FLOOR_KERNEL_CASES = [
     ("stream_floor", "loads", "src[base + 256u]", "src[base + 0u]"),
     ("write_floor", "stores", "    dst[base + 256u] = x + vec4<u32>(base + 256u);\n", ""),
 ]
 
 
-@pytest.mark.parametrize(("kernel", "axis", "line", "broken"), FLOOR_KERNELS)
+@pytest.mark.parametrize(("kernel", "axis", "line", "broken"), FLOOR_KERNEL_CASES)
 def test_each_floor_kernel_moves_every_vector_right_and_a_broken_one_fails(
     kernel: str, axis: str, line: str, broken: str
 ) -> None:
