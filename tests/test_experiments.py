@@ -146,26 +146,25 @@ def test_experiment_runner_prepares_both_sides_from_the_diff(tmp_path) -> None:
     for side in ("library", "changed"):
         for kernel in ("attention_split", "attention_bwd_dq_split"):
             assert sorted((prepared / side / kernel).glob("*.spv")), (side, kernel)
-    # bwd_dq_out has no `early` axis: all of its wg256 variants, the changed forward's aside
-    # (a variant whose naga and Tint texts differ is built as <name>.naga.wgsl and
-    # <name>.tint.wgsl; its SPIR-V, from the naga text, is <name>.spv)
-    files = (ROOT / "generated" / "attention_bwd_dq_split_out").glob("*.wgsl")
-    built_all = sorted({p.name.split(".")[0] for p in files})
-    built_wg256 = [name for name in built_all if "__wg256_" in name]
-    assert built_wg256
-    proc = _run("prepare", str(exp), "bwd_dq_out", env={"SPV_ROOT": str(tmp_path / "spv")})
+    # bwd_dq_out has no `early` axis. Only the timed variants' SPIR-V is kept (a device call
+    # carries 64 MiB in all); one whose naga and Tint texts differ (built as <name>.naga.wgsl
+    # and <name>.tint.wgsl) has its SPIR-V, from the naga text, as <name>.spv.
+    out = "attention_bwd_dq_split_out"
+    timed = ["wg256_ch64_g2_u2_sf16_hd256", "wg256_ch128_g2_u4_sf16_hd128_sg2"]
+    assert (ROOT / "generated" / out / f"{out}__{timed[1]}.naga.wgsl").is_file()
+    env = {"SPV_ROOT": str(tmp_path / "spv"), "VARIANTS": " ".join(timed)}
+    proc = _run("prepare", str(exp), "bwd_dq_out", env=env)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     for side in ("library", "changed"):
-        spv = sorted((prepared / side / "attention_bwd_dq_split_out").glob("*.spv"))
-        assert [p.stem for p in spv] == built_wg256, side
-    # A timed wg128 variant: that workgroup size is transpiled too (pipeline_stats sizes it)
-    built_wg128 = [name for name in built_all if "__wg128_" in name]
-    assert built_wg128
+        spv = sorted((prepared / side / out).glob("*.spv"))
+        assert [p.stem for p in spv] == sorted(f"{out}__{v}" for v in timed), side
+    # A timed wg128 variant: that workgroup size is transpiled too (pipeline_stats sizes it),
+    # and prepared again, the folder holds this call's variants only
     env = {"SPV_ROOT": str(tmp_path / "spv"), "VARIANTS": "wg128_ch64_g2_u2_sf32_hd128"}
     proc = _run("prepare", str(exp), "bwd_dq_out", env=env)
     assert proc.returncode == 0, proc.stderr + proc.stdout
-    spv = sorted((prepared / "changed" / "attention_bwd_dq_split_out").glob("*.spv"))
-    assert [p.stem for p in spv] == built_wg128, "only the sizes the variants name"
+    spv = sorted((prepared / "changed" / out).glob("*.spv"))
+    assert [p.stem for p in spv] == [f"{out}__wg128_ch64_g2_u2_sf32_hd128"]
     other = tmp_path / "other" / "mark"
     other.mkdir(parents=True)
     (other / "keep.txt").write_text("mine")

@@ -45,7 +45,7 @@ experiment() {  # NAME: sets DIFF and SPV (the prepared templates and SPIR-V)
 }
 
 prepare() {  # NAME FAMILY: the changed templates and both sides' SPIR-V, under .spv/NAME
-    local wgslgen=.venv/bin/wgslgen tmp side from wgs
+    local wgslgen=.venv/bin/wgslgen tmp side from wgs spv
     experiment "$1" && family "${2:-}" || return 2
     # Replace only what an earlier prepare wrote (its mark), never another folder of that name.
     if [ -e "$SPV" ] && [ ! -f "$SPV/.prepared" ]; then
@@ -63,7 +63,18 @@ prepare() {  # NAME FAMILY: the changed templates and both sides' SPIR-V, under 
         from=templates; [ $side = changed ] && from=$SPV/templates
         "$wgslgen" transpile --templates "$from" --kernel $KERNEL $wgs \
             ${EARLY:+--set e=$EARLY} --to spv --out "$SPV/$side" | tail -1 || return 1
+        # Only the timed variants' SPIR-V travels: a whole kernel's is about 10 MB a side, and a
+        # device call carries 64 MiB in all, the repository's tracked files included.
+        for spv in "$SPV/$side/$KERNEL"/*.spv; do
+            timed "$(basename "$spv" .spv)" || rm -f "$spv"
+        done
     done
+}
+
+timed() {  # MODULE (KERNEL__variant): is its variant one of VARIANTS?
+    local v
+    for v in "${VARIANTS[@]}"; do [ "$1" = "${KERNEL}__$v" ] && return 0; done
+    return 1
 }
 
 breakdown() {  # ROOT VARIANT JSON: one variant at every shape, from ROOT's templates
