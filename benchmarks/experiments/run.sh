@@ -63,7 +63,7 @@ prepare() {  # NAME FAMILY: the changed templates and both sides' SPIR-V, under 
         from=templates; [ $side = changed ] && from=$SPV/templates
         "$wgslgen" transpile --templates "$from" --kernel $KERNEL $wgs \
             ${EARLY:+--set e=$EARLY} --to spv --out "$SPV/$side" | tail -1 || return 1
-        # Only the timed variants' SPIR-V travels: a whole kernel's is about 10 MB a side, and a
+        # Only the timed variants' SPIR-V travels: a whole kernel's is 3-5 MB a side, and a
         # device call carries 64 MiB in all, the repository's tracked files included.
         for spv in "$SPV/$side/$KERNEL"/*.spv; do
             timed "$(basename "$spv" .spv)" || rm -f "$spv"
