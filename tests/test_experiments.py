@@ -192,6 +192,14 @@ def test_experiment_runner_names_what_is_wrong(tmp_path) -> None:
     (bad / "change.diff").write_text(_DIFF.replace("softmax", "nothing"))
     proc = _run("prepare", str(bad), "forward", env=env)
     assert proc.returncode != 0 and "patch does not apply" in proc.stderr
+    # a variant name neither side builds (here another family's) is named, not skipped
+    env = {"SPV_ROOT": str(tmp_path / "typo"), "VARIANTS": "wg256_ch64_g2_u2_sf16_hd256"}
+    proc = _run("prepare", str(tmp_path), "forward", env=env)
+    assert proc.returncode == 1
+    assert (
+        "VARIANTS names wg256_ch64_g2_u2_sf16_hd256, which neither side of attention_split builds"
+        in proc.stderr
+    )
 
 
 def test_pass_breakdown_skips_a_shape_the_variant_does_not_apply_to(tmp_path) -> None:

@@ -13,7 +13,7 @@
 #
 # FAMILY: bwd_dq, bwd_dq_out or forward (its kernel, `early` value and default variants below).
 # Environment: SPV_ROOT (where prepare writes, .spv), VARIANTS (variant names without the kernel, space-separated, a change's new ones too: instead of the
-# family's defaults), SHAPES (d,H,KV,N ..., the four fair shapes), ADAPTER (gpu), PYTHON.
+# family's defaults; the same for prepare and gpu, since prepare keeps only their SPIR-V), SHAPES (d,H,KV,N ..., the four fair shapes), ADAPTER (gpu), PYTHON.
 # About 35 s per variant and side at the four shapes on an H200: wrap it in `timeout`, and tar
 # OUTDIR (a device call returns at most 8 files).
 set -uo pipefail
@@ -68,6 +68,12 @@ prepare() {  # NAME FAMILY: the changed templates and both sides' SPIR-V, under 
         for spv in "$SPV/$side/$KERNEL"/*.spv; do
             timed "$(basename "$spv" .spv)" || rm -f "$spv"
         done
+    done
+    # A name neither side built (a typo, or another family's variant) would otherwise leave
+    # gpu nothing to size or time for it.
+    for v in "${VARIANTS[@]}"; do
+        [ -f "$SPV/library/$KERNEL/${KERNEL}__$v.spv" ] || [ -f "$SPV/changed/$KERNEL/${KERNEL}__$v.spv" ] ||
+            { echo "run.sh: VARIANTS names $v, which neither side of $KERNEL builds" >&2; return 1; }
     done
 }
 
