@@ -11,8 +11,12 @@ gets every feature the driver has: f16, 16-bit storage, robustBufferAccess (as w
 
 Limits: this is naga's SPIR-V from `wgslgen transpile`, not what wgpu hands the driver:
 wgpu-native's Vulkan backend has naga add `Restrict` index bounds checks on fixed-size arrays,
-so counts can differ slightly. Subgroup variants come as SPIR-V 1.3 (the device must offer
-Vulkan 1.1).
+so counts can differ slightly.
+Workgroup memory: naga's SPIR-V here zeroes it the way WGSL requires (one invocation stores
+each array, then a barrier), while wgpu-native 29 does not zero it at all (session 41 measured
+this on lavapipe and an NVIDIA H100). Binary sizes here include that zeroing, which the timed
+pipelines do not have; registers can differ as well.
+Subgroup variants come as SPIR-V 1.3 (the device must offer Vulkan 1.1).
 Only uniform and storage buffers are reflected. lavapipe (Mesa 22) lacks the extension: the
 probe stops there with a one-line error. Mesa's RADV has it, also with no AMD GPU: with
 RADV_FORCE_FAMILY=gfx1100 (or navi21, vega10, ...) and VK_DRIVER_FILES naming the radeon ICD,
