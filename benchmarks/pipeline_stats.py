@@ -1,6 +1,7 @@
 """What the Vulkan driver says about our compiled kernels: registers, shared memory, spills...
 
     python benchmarks/pipeline_stats.py SPV_OR_DIR... [--only RE] [--json F [--ir]] [--device S]
+        [--unzeroed]
 
 wgpu does not tell how many registers a kernel takes (which decides how many workgroups an SM
 holds); VK_KHR_pipeline_executable_properties does. Each GLCompute entry point of the modules
@@ -14,8 +15,9 @@ wgpu-native's Vulkan backend has naga add `Restrict` index bounds checks on fixe
 so counts can differ slightly.
 Workgroup memory: naga's SPIR-V here zeroes it the way WGSL requires (one invocation stores
 each array, then a barrier), while wgpu-native 29 does not zero it at all (session 41 measured
-this on lavapipe and an NVIDIA H100). Binary sizes here include that zeroing, which the timed
-pipelines do not have; registers can differ as well.
+this on lavapipe and an NVIDIA H100). Binary sizes include that zeroing, which the timed
+pipelines do not have, unless --unzeroed drops it first (its null stores and the barrier after
+them; `experiments/run.sh` does).
 Subgroup variants come as SPIR-V 1.3 (the device must offer Vulkan 1.1).
 Only uniform and storage buffers are reflected. lavapipe (Mesa 22) lacks the extension: the
 probe stops there with a one-line error. Mesa's RADV has it, also with no AMD GPU: with
@@ -34,7 +36,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +48,9 @@ EXTENSION = "VK_KHR_pipeline_executable_properties"
 UNIFORM_BUFFER, STORAGE_BUFFER = 6, 7  # VkDescriptorType values
 SPIRV_MAGIC = 0x07230203
 _OP_NAME, _OP_ENTRY_POINT, _OP_TYPE_POINTER, _OP_VARIABLE, _OP_DECORATE = 5, 15, 32, 59, 71
-_GL_COMPUTE, _SC_UNIFORM, _SC_STORAGE_BUFFER = 5, 2, 12
+_OP_CONSTANT_NULL, _OP_STORE, _OP_CONTROL_BARRIER = 46, 62, 224
+_OP_SELECTION_MERGE, _OP_LABEL, _OP_BRANCH, _OP_BRANCH_CONDITIONAL = 247, 248, 249, 250
+_GL_COMPUTE, _SC_UNIFORM, _SC_WORKGROUP, _SC_STORAGE_BUFFER = 5, 2, 4, 12
 _BLOCK, _BUFFER_BLOCK, _BINDING, _DESCRIPTOR_SET = 2, 3, 33, 34
 _WIDE = 28  # statistic names longer than this are cut in the table (the JSON has them whole)
 _VALUE_FIELDS = ("b32", "i64", "u64", "f64")  # by VkPipelineExecutableStatisticFormatKHR
@@ -82,20 +86,78 @@ class Module:
         return [[b for b in self.bindings if b.set == index] for index in range(count)]
 
 
-def _instructions(code: bytes, path: Path) -> Iterator[tuple[int, tuple[int, ...]]]:
+def _words(code: bytes, path: Path) -> tuple[int, ...]:
     ok = len(code) >= 20 and len(code) % 4 == 0
     words = struct.unpack(f"<{len(code) // 4}I", code) if ok else (0,)
     if ok and words[0] != SPIRV_MAGIC:  # a module may be stored big-endian too
         words = struct.unpack(f">{len(code) // 4}I", code)
     if words[0] != SPIRV_MAGIC:
         raise ProbeError(f"{path}: not a SPIR-V module")
+    return words
+
+
+def _spans(words: tuple[int, ...], path: Path) -> Iterator[tuple[int, int, tuple[int, ...]]]:
+    """(first word, opcode, operands) of each instruction after the header."""
     at = 5  # after the header: magic, version, generator, bound, schema
     while at < len(words):
         count, opcode = words[at] >> 16, words[at] & 0xFFFF
         if count == 0 or at + count > len(words):
             raise ProbeError(f"{path}: malformed instruction at word {at}")
-        yield opcode, words[at + 1 : at + count]
+        yield at, opcode, words[at + 1 : at + count]
         at += count
+
+
+def _instructions(code: bytes, path: Path) -> Iterator[tuple[int, tuple[int, ...]]]:
+    for _, opcode, operands in _spans(_words(code, path), path):
+        yield opcode, operands
+
+
+def _zeroing(spans: list, i: int, shared: set[int], nulls: set[int]) -> list[int]:
+    """First words of the polyfill's null stores and barrier if ``spans[i]`` opens it, else []."""
+    _, op, args = spans[i]
+    if op != _OP_SELECTION_MERGE or i + 2 >= len(spans):
+        return []
+    merge, (_, branch_op, branch), (_, label_op, label) = args[0], spans[i + 1], spans[i + 2]
+    if branch_op != _OP_BRANCH_CONDITIONAL or branch[2] != merge:
+        return []
+    if label_op != _OP_LABEL or label[0] != branch[1]:
+        return []
+    j = i + 3
+    while j < len(spans) and spans[j][1] == _OP_STORE:
+        pointer, stored = spans[j][2][:2]
+        if pointer not in shared or stored not in nulls:
+            break
+        j += 1
+    if j == i + 3 or j + 2 >= len(spans) or spans[j][1:] != (_OP_BRANCH, (merge,)):
+        return []
+    if spans[j + 1][1:] != (_OP_LABEL, (merge,)) or spans[j + 2][1] != _OP_CONTROL_BARRIER:
+        return []
+    return [span[0] for span in spans[i + 3 : j]] + [spans[j + 2][0]]
+
+
+def without_workgroup_zeroing(code: bytes, path: Path) -> tuple[bytes, int]:
+    """``code`` without naga's workgroup-memory zeroing, and how many entry points had it.
+
+    naga's polyfill, once per entry point: `if (local index == 0) { store null to each
+    workgroup variable }`, then a control barrier. wgpu-native 29 asks naga for none of it
+    (session 41 measured that it does not zero workgroup memory), so the stores and that barrier
+    are dropped; the empty `if` stays, and the driver folds it away.
+    """
+    words = _words(code, path)
+    spans = list(_spans(words, path))
+    nulls = {args[1] for _, op, args in spans if op == _OP_CONSTANT_NULL}
+    shared = {args[1] for _, op, args in spans if op == _OP_VARIABLE and args[2] == _SC_WORKGROUP}
+    drop: set[int] = set()  # first words of the instructions to leave out
+    found = 0
+    for i in range(len(spans)):
+        zeroing = _zeroing(spans, i, shared, nulls)
+        drop.update(zeroing)
+        found += bool(zeroing)
+    kept = list(words[:5])
+    for at, _, args in spans:
+        if at not in drop:
+            kept.extend(words[at : at + 1 + len(args)])
+    return struct.pack(f"<{len(kept)}I", *kept), found
 
 
 def _string(operands: tuple[int, ...]) -> str:
@@ -372,6 +434,12 @@ def _run(args: argparse.Namespace) -> int:
     modules = [reflect(path) for path in collect(args.paths, args.only)]
     if not modules:
         raise ProbeError("no .spv file to probe")
+    if args.unzeroed:
+        dropped = 0
+        for i, m in enumerate(modules):
+            code, found = without_workgroup_zeroing(m.code, m.path)
+            modules[i], dropped = replace(m, code=code), dropped + found
+        print(f"dropped naga's workgroup-memory zeroing from {dropped} entry point(s)")
     entries = sum(len(m.entry_points) for m in modules)
     print(f"reflected {len(modules)} module(s), {entries} compute entry point(s)", flush=True)
     ir_dir = args.json.with_name(f"{args.json.stem}_ir") if args.ir else None
@@ -395,6 +463,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every result to FILE")
     parser.add_argument("--ir", action="store_true", help="also IR, to <json stem>_ir/")
     parser.add_argument("--device", metavar="SUBSTRING", help="the Vulkan device named like this")
+    parser.add_argument(
+        "--unzeroed",
+        action="store_true",
+        help="drop naga's workgroup-memory zeroing first, as wgpu-native 29 builds the pipeline",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     args = parser.parse_args(argv)
     if args.ir and not args.json:

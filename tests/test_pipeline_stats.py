@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
@@ -202,3 +203,62 @@ def test_a_subgroup_variant_as_spirv_1_3_builds_on_radv(tmp_path: Path) -> None:
     for result in results:
         assert result["error"] is None
         assert result["executables"][0]["statistics"]["VGPRs"] > 0
+
+
+def _disassembly(code: bytes, tmp_path: Path, name: str) -> str:
+    module = tmp_path / f"{name}.spv"
+    module.write_bytes(code)
+    valid = subprocess.run(["spirv-val", "--target-env", "vulkan1.0", str(module)], text=True)
+    assert valid.returncode == 0, f"{name}: spirv-val rejects it"
+    done = subprocess.run(["spirv-dis", "--raw-id", str(module)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_unzeroed_drops_nagas_workgroup_zeroing_and_nothing_else(
+    stats: ModuleType, spv: Path, tmp_path: Path
+) -> None:
+    # naga zeroes each entry point's workgroup arrays (one invocation stores null to each, then
+    # a barrier); wgpu-native 29 does not, so the timed pipelines have neither.
+    code = spv.read_bytes()
+    unzeroed, found = stats.without_workgroup_zeroing(code, spv)
+    assert found == 2  # partials and finalize each use workgroup memory
+    before = _disassembly(code, tmp_path, "before").splitlines()
+    after = _disassembly(unzeroed, tmp_path, "after").splitlines()
+    nulls = {line.split()[0] for line in before if "OpConstantNull" in line}
+    null_stores = [line for line in before if "OpStore" in line and line.split()[-1] in nulls]
+    assert null_stores  # the polyfill was there to drop
+    (barrier,) = {line for line in before if "OpControlBarrier" in line}
+    # exactly the null stores and one barrier a pass are gone
+    assert Counter(before) - Counter(after) == Counter(null_stores + [barrier] * found)
+    assert not Counter(after) - Counter(before)
+    # what is left has none of it, and a second pass finds nothing more
+    assert stats.without_workgroup_zeroing(unzeroed, spv) == (unzeroed, 0)
+
+
+def test_unzeroed_statistics_on_radv_are_the_code_without_the_zeroing(
+    spv: Path, tmp_path: Path
+) -> None:
+    env = {**os.environ, "RADV_FORCE_FAMILY": "gfx1100"}
+    env["VK_DRIVER_FILES"] = env["VK_ICD_FILENAMES"] = str(RADEON_ICD)
+    instructions = {}
+    for flags in ([], ["--unzeroed"]):
+        out = tmp_path / f"stats{len(flags)}.json"
+        command = [sys.executable, str(SCRIPT), str(spv), "--device", "RADV", *flags]
+        done = subprocess.run(
+            [*command, "--json", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+            env=env,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        results = json.loads(out.read_text(encoding="utf-8"))["results"]
+        instructions[bool(flags)] = {
+            r["entry"]: r["executables"][0]["statistics"]["Instructions"] for r in results
+        }
+        if flags:
+            assert "dropped naga's workgroup-memory zeroing from 2 entry point(s)" in done.stdout
+    for entry in ("partials", "finalize"):
+        assert 0 < instructions[True][entry] < instructions[False][entry], instructions

@@ -95,8 +95,10 @@ gpu() {  # NAME FAMILY OUTDIR
     mkdir -p "$out" && out=$(cd "$out" && pwd)
     # Only the timed variants: the whole kernel (108 modules) took over 2 minutes a side.
     only="__($(IFS='|'; echo "${VARIANTS[*]}"))\$"
+    # --unzeroed: as wgpu-native builds the timed pipelines, without naga's zeroing of workgroup
+    # memory (benchmarks/results/h100_s41/zero_init: it was most of the finalize's binary)
     for side in library changed; do
-        "$PYTHON" benchmarks/pipeline_stats.py "$SPV/$side/$KERNEL" --only "$only" \
+        "$PYTHON" benchmarks/pipeline_stats.py "$SPV/$side/$KERNEL" --only "$only" --unzeroed \
             --json "$out/stats_$side.json" \
             > "$out/stats_$side.txt" 2>&1 || rc=1
     done
