@@ -112,7 +112,9 @@ def _instructions(code: bytes, path: Path) -> Iterator[tuple[int, tuple[int, ...
         yield opcode, operands
 
 
-def _zeroing(spans: list, i: int, shared: set[int], nulls: set[int]) -> list[int]:
+def _zeroing(
+    spans: list[tuple[int, int, tuple[int, ...]]], i: int, shared: set[int], nulls: set[int]
+) -> list[int]:
     """First words of the polyfill's null stores and barrier if ``spans[i]`` opens it, else []."""
     _, op, args = spans[i]
     if op != _OP_SELECTION_MERGE or i + 2 >= len(spans):
@@ -139,9 +141,9 @@ def without_workgroup_zeroing(code: bytes, path: Path) -> tuple[bytes, int]:
     """``code`` without naga's workgroup-memory zeroing, and how many entry points had it.
 
     naga's polyfill, once per entry point: `if (local index == 0) { store null to each
-    workgroup variable }`, then a control barrier. wgpu-native 29 asks naga for none of it
-    (session 41 measured that it does not zero workgroup memory), so the stores and that barrier
-    are dropped; the empty `if` stays, and the driver folds it away.
+    workgroup variable }`, then a control barrier. wgpu-native 29 does not zero workgroup memory
+    (measured in session 41), so the stores and that barrier are dropped; the empty `if` stays,
+    and the driver folds it away.
     """
     words = _words(code, path)
     spans = list(_spans(words, path))
