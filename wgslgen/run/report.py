@@ -19,12 +19,13 @@ LLVMPIPE_NOTE = (
     "note: llvmpipe/lavapipe (seen on Mesa 22.3) ends every loop of an invocation after "
     "65,535 iterations in total, silently; a failure at a large shape may be that, not the kernel"
 )
-# Seen on Mesa 22.3 through wgpu 0.32: a workgroup starts with leftovers in var<workgroup>
-# memory (an earlier workgroup's values, or garbage; atomics too), though WGSL promises zeros.
-LLVMPIPE_WORKGROUP_NOTE = (
-    "note: llvmpipe/lavapipe (seen on Mesa 22.3) does not zero var<workgroup> memory when a "
-    "workgroup starts; a kernel that reads it before writing it (an atomic counter, say) fails "
-    "there though WGSL zeroes it: zero it in the kernel"
+# Seen through wgpu-py 0.32 (wgpu-native 29) on lavapipe (Mesa 22.3) and on an NVIDIA H100
+# (benchmarks/results/h100_s41/zero_init): a workgroup starts with leftovers in var<workgroup>
+# memory (an earlier workgroup's or pipeline's values; atomics too), though WGSL promises zeros.
+WORKGROUP_ZEROING_NOTE = (
+    "note: wgpu-native (wgpu-py 0.32; seen on lavapipe and an NVIDIA H100) does not zero "
+    "var<workgroup> memory when a workgroup starts; a kernel that reads it before writing it "
+    "(an atomic counter, say) fails here though WGSL zeroes it: zero it in the kernel"
 )
 
 
@@ -90,7 +91,7 @@ class Report:
     profile: str
     results: list[CaseResult] = field(default_factory=list)
     not_run: list[NotRun] = field(default_factory=list)
-    # The variants that use var<workgroup> memory: only their failures can be llvmpipe's
+    # The variants that use var<workgroup> memory: only their failures can be wgpu-native's
     # unzeroed workgroup memory.
     workgroup_memory: set[str] = field(default_factory=set)
 
@@ -127,12 +128,12 @@ class Report:
     def notes(self) -> list[str]:
         """Caveats about this adapter that bear on the failures found."""
         failed = [r for r in self.results if r.status == "fail"]
-        if "llvmpipe" not in self.adapter or not failed:
-            return []
         # A loop can run 65,535 times only where the problem has that many elements.
-        large = any(math.prod(int(v) for v in r.shape.values()) >= 65_535 for r in failed)
+        large = "llvmpipe" in self.adapter and any(
+            math.prod(int(v) for v in r.shape.values()) >= 65_535 for r in failed
+        )
         shared = any(r.variant in self.workgroup_memory for r in failed)
-        return [LLVMPIPE_NOTE] * large + [LLVMPIPE_WORKGROUP_NOTE] * shared
+        return [LLVMPIPE_NOTE] * large + [WORKGROUP_ZEROING_NOTE] * shared
 
     def failure_table(self) -> str:
         """Plain text listing every failing case with its message (for assertion errors)."""
