@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran in session 42 on an H100 (results/h100_s42/call1): the tune exited 3; experiments/no_clamp
+# now lies in results/h100_s42/no_clamp/, so this script no longer runs as it stands.
 # Prepared in session 41, not run: the session's device time was spent. First, here:
 #   VARIANTS="wg256_ch64_g2_u2_sf16_hd256 wg256_ch32_g1_u4_sf16_hd256" \
 #       benchmarks/experiments/run.sh prepare no_clamp bwd_dq_out
