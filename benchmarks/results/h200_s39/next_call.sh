@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Superseded in session 43, never run: its work is benchmarks/queue/10-h200-out-tune.sh.
 # Prepared in session 39, not run (the session's device time was spent). Run from the repository
 # root of a device call that carries .gl and .whl: bash benchmarks/results/h200_s39/next_call.sh
 # On an H200, the two attention_bwd_dq_split_out tune shapes that call 4's timeout cut (about
