@@ -20,8 +20,9 @@
 # same (warm) machine finished (.queue_done/NAME, not tracked); runs the rest one by one. After
 # each job it rewrites $OUT/queue.txt (job, status, seconds) and $OUT/queue.tgz (every job's
 # JOB_OUT, under queue/NAME/), so a call cut short still brings back what finished.
-# Afterwards, here: move each finished job's file and its queue/NAME/ folder into
-# benchmarks/results/<gpu>_sNN/NAME/, so that the queue holds only what is still to run.
+# After each call, here: move each finished job's file and its queue/NAME/ folder into
+# benchmarks/results/<gpu>_sNN/NAME/ before the next call, so that the queue holds only what is
+# still to run (a fresh machine has no .queue_done/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 QUEUE=${QUEUE_DIR:-benchmarks/queue}

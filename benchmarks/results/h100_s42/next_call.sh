@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Superseded in session 43, never run: its work is benchmarks/queue/20-k-mid.sh (and the H200 tune
+# Superseded in session 43, never run: its work is benchmarks/queue/30-k-mid.sh (and the H200 tune
 # it starts is benchmarks/queue/10-h200-out-tune.sh); kept as the record of what session 42 planned.
 # Session 42. First, here:
 #   VARIANTS="wg256_ch64_g2_u2_sf16_hd256 wg128_ch128_g2_u2_sf16_hd128 wg256_ch128_g2_u2_sf16_hd128" \
