@@ -6,6 +6,7 @@
 #   benchmarks/device_queue.sh list       # here: the jobs, in order, with what they need
 #   benchmarks/device_queue.sh prepare    # here: each job's `prepare:` line (e.g. run.sh prepare)
 #   bash benchmarks/device_queue.sh run   # there, from a device call carrying .gl .whl .spv
+#   benchmarks/device_queue.sh collect FILES_AT DEST   # here, after the call (below)
 #
 # A job is benchmarks/queue/NAME.sh (run in name order), a bash script run from the repository
 # root with JOB_OUT (its own empty folder for results) and GPU_NAME set, after
@@ -20,10 +21,14 @@
 # same (warm) machine finished (.queue_done/NAME, not tracked); runs the rest one by one. After
 # each job it rewrites $OUT/queue.txt (job, status, seconds) and $OUT/queue.tgz (every job's
 # JOB_OUT, under queue/NAME/), so a call cut short still brings back what finished.
-# After each call, here: move each finished job's file and its queue/NAME/ folder into
-# benchmarks/results/<gpu>_sNN/NAME/ before the next call, so that the queue holds only what is
-# still to run (a fresh machine has no .queue_done/).
+# collect, here after each call (FILES_AT: where the call's queue.txt and queue.tgz landed;
+# DEST: a folder for this call's records, benchmarks/results/<gpu>_sNN/callN say): every job
+# that ran gets DEST/NAME/ with its results and
+# queue.txt; a finished one ("ok") also leaves the queue (its file becomes DEST/NAME/job.sh), so
+# that the next call, which carries the working tree and may get a fresh machine without
+# .queue_done/, does not run it again. A job that failed or timed out stays queued.
 set -uo pipefail
+CALLER=$PWD  # collect's paths are the caller's
 cd "$(dirname "$0")/.."
 QUEUE=${QUEUE_DIR:-benchmarks/queue}
 DONE=${QUEUE_DONE:-.queue_done}
@@ -117,9 +122,39 @@ run() {
     rm -rf "$root"
 }
 
+collect() {  # FILES_AT DEST
+    local from=${1:?usage: device_queue.sh collect FILES_AT DEST} dest=${2:?no DEST} tmp name status
+    [[ $from = /* ]] || from=$CALLER/$from
+    [[ $dest = /* ]] || dest=$CALLER/$dest
+    [ -f "$from/queue.txt" ] && [ -f "$from/queue.tgz" ] ||
+        { echo "device_queue: $from has no queue.txt and queue.tgz" >&2; return 2; }
+    tmp=$(mktemp -d) && tar xzf "$from/queue.tgz" -C "$tmp" ||
+        { echo "device_queue: $from/queue.tgz cannot be unpacked" >&2; rm -rf "$tmp"; return 1; }
+    mkdir -p "$dest" && cp "$from/queue.txt" "$dest/queue.txt" || return 1
+    while IFS= read -r line; do
+        name=${line%%: *} status=${line#*: }
+        [ -d "$tmp/queue/$name" ] || continue  # the gpu line, and the jobs skipped
+        if [ -e "$dest/$name" ]; then
+            echo "device_queue: not replacing $dest/$name" >&2; rm -rf "$tmp"; return 1
+        fi
+        mv "$tmp/queue/$name" "$dest/$name" || return 1
+        if [[ $status == ok* ]] && [ -f "$QUEUE/$name.sh" ]; then
+            if git ls-files --error-unmatch "$QUEUE/$name.sh" > /dev/null 2>&1; then
+                git mv "$QUEUE/$name.sh" "$dest/$name/job.sh"
+            else
+                mv "$QUEUE/$name.sh" "$dest/$name/job.sh"
+            fi || return 1
+        fi
+        echo "$name ($status): $dest/$name"
+    done < "$from/queue.txt"
+    rm -rf "$tmp"
+}
+
 case ${1:-} in
 list) list ;;
 prepare) prepare ;;
 run) run ;;
-*) echo "usage: $0 list | prepare | run (run: on the device, with OUT set)" >&2; exit 2 ;;
+collect) collect "${2:-}" "${3:-}" ;;
+*) echo "usage: $0 list | prepare | run | collect FILES_AT DEST (run: on the device, with OUT set)" >&2
+   exit 2 ;;
 esac

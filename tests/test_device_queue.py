@@ -26,7 +26,10 @@ def _job(queue, name: str, body: str, seconds: int | None = 30, needs: str = "",
     (queue / f"{name}.sh").write_text("\n".join([*lines, body, ""]))
 
 
-def _queue(tmp_path, command: str, gpu: str = "NVIDIA H100 80GB HBM3", call_seconds: int = 570):
+def _queue(
+    tmp_path, command: str, gpu: str = "NVIDIA H100 80GB HBM3", call_seconds: int = 570,
+    args: list[str] | None = None,
+):  # fmt: skip
     """Run device_queue.sh COMMAND on tmp_path's queue, as on a GPU machine named GPU."""
     out = tmp_path / "out"
     out.mkdir(exist_ok=True)
@@ -35,7 +38,11 @@ def _queue(tmp_path, command: str, gpu: str = "NVIDIA H100 80GB HBM3", call_seco
         "OUT": str(out), "GPU_NAME": gpu, "QUEUE_SETUP": "0", "CALL_SECONDS": str(call_seconds),
     }  # fmt: skip
     return subprocess.run(
-        ["bash", str(QUEUE), command], capture_output=True, text=True, timeout=120, env=env
+        ["bash", str(QUEUE), command, *(args or [])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
 
 
@@ -135,6 +142,38 @@ def test_list_and_prepare_show_and_run_each_jobs_prepare_line(tmp_path) -> None:
     assert prepared.returncode == 1
     assert "20-b.sh: prepare failed" in prepared.stderr
     assert (tmp_path / "prepared").read_text() == "a\nc\n"
+
+
+def test_collect_files_what_ran_and_leaves_only_unfinished_jobs_queued(tmp_path) -> None:
+    queue = tmp_path / "queue"
+    queue.mkdir()
+    _job(queue, "10-h200-only", "true", needs="H200")
+    _job(queue, "20-fails", 'echo partial > "$JOB_OUT/r.txt"; exit 3')
+    _job(queue, "30-ok", 'echo figures > "$JOB_OUT/r.txt"')
+    assert _queue(tmp_path, "run").returncode == 0
+    dest = tmp_path / "results" / "h100_s43"
+    done = _queue(tmp_path, "collect", args=[str(tmp_path / "out"), str(dest)])
+    assert done.returncode == 0, done.stderr
+    # the finished job left the queue with its results; the failed one's results are kept as
+    # a record and it stays queued; the skipped one is untouched
+    assert sorted(p.name for p in queue.iterdir()) == ["10-h200-only.sh", "20-fails.sh"]
+    assert (dest / "30-ok" / "r.txt").read_text() == "figures\n"
+    assert (dest / "30-ok" / "job.sh").read_text().startswith("#!/usr/bin/env bash")
+    assert (dest / "20-fails" / "r.txt").read_text() == "partial\n"
+    assert not (dest / "10-h200-only").exists()
+    assert "30-ok: ok" in (dest / "queue.txt").read_text()
+    # collecting the same call twice replaces nothing
+    again = _queue(tmp_path, "collect", args=[str(tmp_path / "out"), str(dest)])
+    assert again.returncode == 1 and "not replacing" in again.stderr
+    assert (dest / "30-ok" / "r.txt").read_text() == "figures\n"
+
+
+def test_collect_names_a_folder_without_the_calls_files(tmp_path) -> None:
+    (tmp_path / "queue").mkdir()
+    done = _queue(tmp_path, "collect", args=[str(tmp_path / "nothing"), str(tmp_path / "d")])
+    assert done.returncode == 2
+    assert "nothing has no queue.txt and queue.tgz" in done.stderr
+    assert not (tmp_path / "d").exists()
 
 
 def test_the_queued_jobs_are_well_formed() -> None:

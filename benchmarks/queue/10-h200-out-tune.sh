@@ -2,9 +2,9 @@
 # seconds: 420
 # needs: H200
 # The two attention_bwd_dq_split_out tune shapes that have only H100 records (session 39 prepared
-# them; sessions 40-43 got no H200). Afterwards, here: `wgslgen db merge
-# queue/10-h200-out-tune/results.jsonl`, copy its selection.json to tuning/, and run
-# tests/test_shipped_selection.py.
+# them; sessions 40-43 got no H200). After `device_queue.sh collect FILES_AT DEST`, here:
+# `wgslgen db merge DEST/10-h200-out-tune/results.jsonl`, copy its selection.json to tuning/,
+# and run tests/test_shipped_selection.py.
 set -uo pipefail
 cp tuning/results.jsonl tuning/selection.json "$JOB_OUT/"
 tune() {  # LOG SECONDS ARGS...: one tune into the job's copy of the records
