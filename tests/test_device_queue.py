@@ -176,6 +176,29 @@ def test_collect_names_a_folder_without_the_calls_files(tmp_path) -> None:
     assert not (tmp_path / "d").exists()
 
 
+def test_collect_names_a_broken_archive_and_moves_nothing(tmp_path) -> None:
+    queue = tmp_path / "queue"
+    queue.mkdir()
+    _job(queue, "10-ok", "true")
+    assert _queue(tmp_path, "run").returncode == 0
+    (tmp_path / "out" / "queue.tgz").write_bytes(b"cut short")
+    done = _queue(tmp_path, "collect", args=[str(tmp_path / "out"), str(tmp_path / "d")])
+    assert done.returncode == 1
+    assert "queue.tgz cannot be unpacked" in done.stderr
+    assert (queue / "10-ok.sh").exists() and not (tmp_path / "d").exists()
+
+
+def test_run_without_out_says_so(tmp_path) -> None:
+    (tmp_path / "queue").mkdir()
+    env = os.environ | {"QUEUE_DIR": str(tmp_path / "queue"), "QUEUE_SETUP": "0"}
+    env.pop("OUT", None)
+    done = subprocess.run(
+        ["bash", str(QUEUE), "run"], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.returncode != 0
+    assert "OUT (where results go back) is not set" in done.stderr
+
+
 def test_the_queued_jobs_are_well_formed() -> None:
     """The repository's own queue lists cleanly, so a device call will not stop at its header."""
     done = subprocess.run(["bash", str(QUEUE), "list"], capture_output=True, text=True, timeout=60)
