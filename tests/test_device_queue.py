@@ -83,7 +83,7 @@ def test_a_job_that_does_not_fit_the_call_waits_and_a_finished_one_is_not_run_ag
 ) -> None:
     queue = tmp_path / "queue"
     queue.mkdir()
-    _job(queue, "10-tune", 'echo x >> "$JOB_OUT/../../runs"', seconds=300, needs="H200")
+    _job(queue, "10-tune", f"echo x >> {tmp_path}/runs", seconds=300, needs="H200")
     _job(queue, "20-experiment", 'echo y > "$JOB_OUT/r.txt"', seconds=320)
     # (what is left counts the time the earlier jobs took, not their `seconds`)
     done = _queue(tmp_path, "run", gpu="NVIDIA H200", call_seconds=319)
@@ -98,6 +98,7 @@ def test_a_job_that_does_not_fit_the_call_waits_and_a_finished_one_is_not_run_ag
     assert summary["10-tune"] == "skipped: finished in an earlier call on this machine"
     assert summary["20-experiment"].startswith("ok")
     assert _packed(tmp_path)["queue/20-experiment/r.txt"] == "y\n"
+    assert (tmp_path / "runs").read_text() == "x\n"  # the tune ran once
 
 
 def test_a_job_past_its_seconds_is_cut_and_the_queue_goes_on(tmp_path) -> None:
@@ -116,7 +117,7 @@ def test_a_job_past_its_seconds_is_cut_and_the_queue_goes_on(tmp_path) -> None:
 def test_a_job_without_seconds_is_named_before_anything_runs(tmp_path) -> None:
     queue = tmp_path / "queue"
     queue.mkdir()
-    _job(queue, "10-fine", 'echo ran > "$JOB_OUT/../../ran"')
+    _job(queue, "10-fine", f"echo ran > {tmp_path}/ran")
     _job(queue, "20-no-limit", "true", seconds=None)
     for command in ("list", "run"):
         done = _queue(tmp_path, command)
