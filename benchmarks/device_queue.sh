@@ -115,6 +115,7 @@ run() {
             *) status="failed (exit $rc)" ;;
             esac
             status="$status in $((SECONDS - began)) s"
+            tail -n "${QUEUE_TAIL:-15}" "$root/queue/$name/job.log"  # for the call's output
         fi
         echo "$name: $status" | tee -a "$root/queue.txt"
         pack "$root" || return 1
