@@ -5,7 +5,8 @@
 #                                          # session 39, largest-shape checks included: two calls)
 #   benchmarks/h200_targets.sh fw          # (or dkv) one of the two, for a call with less time
 #   benchmarks/h200_targets.sh dq_out      # seven bwd_dq schedules beside the same of bwd_dq_out
-#                                          # (the forward's output given), each family with its
+#                                          # (the forward's output given) and its H200 winners in
+#                                          # tuning/selection.json, each family with its
 #                                          # PyTorch graphs (376 s on an H200, session 39;
 #                                          # 331–379 s on an H100, sessions 37–38)
 #   benchmarks/h200_targets.sh modes       # the tuning canary against a new worker per variant
@@ -58,6 +59,17 @@ DQ_PAIRS+='|split_out__wg256_ch128_g4_u4_s(f32|f16)_hd128$'
 # session 36: rows of 16 invocations, sg2, 0.5 µs faster there)
 DQ_PAIRS+='|split_out__wg256_ch128_g(2|4)_u4_s(f32|f16)_hd128_sg1$'
 DQ_PAIRS+='|split_out__wg256_ch128_g2_u4_s(f32|f16)_hd128_sg2$'
+# and whatever the H200's tuning selection picks for bwd_dq_out (a tune after session 39 may
+# pick a schedule the list above lacks); none where tuning/selection.json is missing or unreadable
+TUNED=$(python3 - tuning/selection.json <<'PY' 2> /dev/null
+import json, sys
+entries = json.load(open(sys.argv[1]))["entries"]
+kernel = "attention_bwd_dq_split_out"
+print("|".join(sorted({e["winner"]["variant"].split("__", 1)[1] for e in entries
+    if e["kernel"] == kernel and "H200" in e.get("device_label", "")})))
+PY
+)
+[ -z "$TUNED" ] || DQ_PAIRS+="|split_out__($TUNED)\$"
 case $part in
 dq) ONLY=$DQ benchmarks/gpu_fair.sh $R/dq bwd_dq; rc=$?;;
 dq_out) ONLY=$DQ_PAIRS benchmarks/gpu_fair.sh $R/dq_out bwd_dq bwd_dq_out; rc=$?;;

@@ -4,6 +4,7 @@ and the gpu_fair.sh it runs refuses a misspelt step before it starts."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tarfile
@@ -199,3 +200,31 @@ def test_other_gpu_runs_its_command_there_and_keeps_what_it_wrote(tmp_path: Path
     # on an H200 the part runs and OTHER_GPU is not used
     proc = _run(tmp_path, "NVIDIA H200", part="dkv", script=script, OTHER_GPU="exit 7")
     assert proc.returncode == 0 and (tmp_path / "asked").read_text().split() == ["bwd_dkv"]
+
+
+def test_dq_out_also_times_the_schedules_the_h200s_tune_picked(tmp_path: Path) -> None:
+    # a tune on the H200 may pick a bwd_dq_out schedule the fixed list lacks; another card's
+    # picks, and a selection that cannot be read, add nothing
+    bench = _tree_with_a_fake_gpu_run(tmp_path)
+    fake = bench / "gpu_fair.sh"
+    fake.write_text(f'#!/bin/sh\necho "$ONLY" > {tmp_path}/only\n')
+    tuning = bench.parent / "tuning"
+    tuning.mkdir()
+
+    def entry(label: str, kernel: str, variant: str) -> dict:
+        return {"device_label": label, "kernel": kernel, "winner": {"variant": variant}}
+
+    out, h200 = "attention_bwd_dq_split_out", "NVIDIA H200 [Vulkan, DiscreteGPU]"
+    entries = [
+        entry(h200, out, f"{out}__wg128_ch64_g2_u2_sf16_hd256"),
+        entry("NVIDIA H100 80GB HBM3 [Vulkan]", out, f"{out}__wg256_ch32_g4_u4_sf16_hd256"),
+        entry(h200, "attention", "attention__wg64_sf16"),
+    ]
+    only = []
+    for text in (json.dumps({"entries": entries}), "{not json"):
+        (tuning / "selection.json").write_text(text)
+        proc = _run(tmp_path, "NVIDIA H200", part="dq_out", script=bench / "h200_targets.sh")
+        assert proc.returncode == 0, proc.stderr
+        only.append((tmp_path / "only").read_text().strip())
+    assert only[0] == only[1] + "|split_out__(wg128_ch64_g2_u2_sf16_hd256)$"
+    assert "ch32_g4" not in only[0] and "wg64_sf16" not in only[0]
