@@ -22,11 +22,12 @@
 # each job it rewrites $OUT/queue.txt (job, status, seconds) and $OUT/queue.tgz (every job's
 # JOB_OUT, under queue/NAME/), so a call cut short still brings back what finished.
 # collect, here after each call (FILES_AT: where the call's queue.txt and queue.tgz landed;
-# DEST: a folder for this call's records, benchmarks/results/<gpu>_sNN/callN say): every job
-# that ran gets DEST/NAME/ with its results and
-# queue.txt; a finished one ("ok") also leaves the queue (its file becomes DEST/NAME/job.sh), so
-# that the next call, which carries the working tree and may get a fresh machine without
-# .queue_done/, does not run it again. A job that failed or timed out stays queued.
+# DEST: a new folder for this call's records, benchmarks/results/<gpu>_sNN/callN say): DEST gets
+# queue.txt and, for every job that ran, NAME/ with its results; a finished job ("ok") also
+# leaves the queue (its file becomes DEST/NAME/job.sh), so that the next call, which carries the
+# working tree and may get a fresh machine without .queue_done/, does not run it again. A job
+# that failed or timed out stays queued. A DEST that holds any of these already is refused
+# before anything moves.
 set -uo pipefail
 CALLER=$PWD  # collect's paths are the caller's
 cd "$(dirname "$0")/.."
@@ -131,14 +132,17 @@ collect() {  # FILES_AT DEST
         { echo "device_queue: $from has no queue.txt and queue.tgz" >&2; return 2; }
     tmp=$(mktemp -d) && tar xzf "$from/queue.tgz" -C "$tmp" ||
         { echo "device_queue: $from/queue.tgz cannot be unpacked" >&2; rm -rf "$tmp"; return 1; }
-    mkdir -p "$dest" && cp "$from/queue.txt" "$dest/queue.txt" || return 1
+    for name in queue.txt $(ls "$tmp/queue"); do
+        if [ -e "$dest/$name" ]; then
+            echo "device_queue: not replacing $dest/$name (a new DEST for each call)" >&2
+            rm -rf "$tmp"; return 1
+        fi
+    done
+    mkdir -p "$dest" && cp "$from/queue.txt" "$dest/queue.txt" || { rm -rf "$tmp"; return 1; }
     while IFS= read -r line; do
         name=${line%%: *} status=${line#*: }
         [ -d "$tmp/queue/$name" ] || continue  # the gpu line, and the jobs skipped
-        if [ -e "$dest/$name" ]; then
-            echo "device_queue: not replacing $dest/$name" >&2; rm -rf "$tmp"; return 1
-        fi
-        mv "$tmp/queue/$name" "$dest/$name" || return 1
+        mv "$tmp/queue/$name" "$dest/$name" || { rm -rf "$tmp"; return 1; }
         if [[ $status == ok* ]] && [ -f "$QUEUE/$name.sh" ]; then
             if git ls-files --error-unmatch "$QUEUE/$name.sh" > /dev/null 2>&1; then
                 git mv "$QUEUE/$name.sh" "$dest/$name/job.sh"

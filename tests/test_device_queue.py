@@ -163,10 +163,15 @@ def test_collect_files_what_ran_and_leaves_only_unfinished_jobs_queued(tmp_path)
     assert (dest / "20-fails" / "r.txt").read_text() == "partial\n"
     assert not (dest / "10-h200-only").exists()
     assert "30-ok: ok" in (dest / "queue.txt").read_text()
-    # collecting the same call twice replaces nothing
+    # a DEST that holds a call's records already is refused before anything moves
+    before = (dest / "queue.txt").read_text()
+    _job(queue, "40-next", 'echo more > "$JOB_OUT/r.txt"')
+    assert _queue(tmp_path, "run").returncode == 0
     again = _queue(tmp_path, "collect", args=[str(tmp_path / "out"), str(dest)])
     assert again.returncode == 1 and "not replacing" in again.stderr
+    assert (dest / "queue.txt").read_text() == before
     assert (dest / "30-ok" / "r.txt").read_text() == "figures\n"
+    assert not (dest / "40-next").exists() and (queue / "40-next.sh").exists()
 
 
 def test_collect_names_a_folder_without_the_calls_files(tmp_path) -> None:
