@@ -376,3 +376,21 @@ def test_experiment_runner_times_a_variant_the_change_adds_on_its_side_alone(tmp
     rows = json.loads((tmp_path / "out" / "compare.json").read_text())["times"]["128,8,2,300"]
     by_variant = {row["variant"]: row for row in rows}
     assert by_variant[new]["best_library"] == old and "best_library" not in by_variant[old]
+
+
+def test_experiment_step_logs_the_run_and_reports_its_exit_status(tmp_path) -> None:
+    # a device-queue job's step: an experiment that was never prepared fails at once, and the
+    # step says so in the call's output, keeps the whole output in OUTDIR.log and fails too
+    exp = tmp_path / "unprepared"
+    exp.mkdir()
+    (exp / "change.diff").write_text(_DIFF)
+    out = tmp_path / "job" / "hd256"
+    env = {"SPV_ROOT": str(tmp_path / "spv")}
+    proc = _run("step", str(exp), "forward", str(out), "60", env=env)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("hd256: rc=1 in ")
+    log = (tmp_path / "job" / "hd256.log").read_text()
+    assert "run.sh prepare" in log and "carry .spv" in log
+    assert log.strip().splitlines()[-1] in proc.stdout  # the log's end is shown
+    usage = _run("step", str(exp), "forward", str(out))
+    assert usage.returncode != 0 and "no SECONDS" in usage.stderr

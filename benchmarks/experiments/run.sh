@@ -10,6 +10,8 @@
 #   benchmarks/gpu_env.sh fetch && benchmarks/experiments/run.sh prepare NAME FAMILY   # here
 #   source benchmarks/gpu_env.sh install                             # there, carrying .gl .whl .spv
 #   benchmarks/experiments/run.sh gpu NAME FAMILY OUTDIR
+#   benchmarks/experiments/run.sh step NAME FAMILY OUTDIR SECONDS   # gpu, cut at SECONDS, logged
+#                                                                   # to OUTDIR.log (queue jobs)
 #
 # FAMILY: bwd_dq, bwd_dq_out or forward (its kernel, `early` value and default variants below).
 # Environment: SPV_ROOT (where prepare writes, .spv), VARIANTS (variant names without the kernel, space-separated, a change's new ones too: instead of the
@@ -121,8 +123,20 @@ gpu() {  # NAME FAMILY OUTDIR
     return $rc
 }
 
+step() {  # NAME FAMILY OUTDIR SECONDS: gpu under `timeout SECONDS` (a device-queue job's step),
+          # its output in OUTDIR.log; prints its exit status, seconds and the log's end
+    local out=${3:?usage: run.sh step NAME FAMILY OUTDIR SECONDS} limit=${4:?no SECONDS} t=$SECONDS rc
+    mkdir -p "$(dirname "$out")" || return 1
+    timeout "$limit" bash benchmarks/experiments/run.sh gpu "$1" "$2" "$out" > "$out.log" 2>&1
+    rc=$?
+    echo "$(basename "$out"): rc=$rc in $((SECONDS - t)) s"
+    tail -n 14 "$out.log"
+    return $rc
+}
+
 case ${1:-} in
 prepare) prepare "${2:-}" "${3:-}" ;;
 gpu) gpu "${2:-}" "${3:-}" "${4:-}" ;;
-*) echo "usage: $0 prepare NAME FAMILY | gpu NAME FAMILY OUTDIR (FAMILY: bwd_dq, bwd_dq_out or forward)" >&2; exit 2 ;;
+step) step "${2:-}" "${3:-}" "${4:-}" "${5:-}" ;;
+*) echo "usage: $0 prepare NAME FAMILY | gpu NAME FAMILY OUTDIR | step NAME FAMILY OUTDIR SECONDS (FAMILY: bwd_dq, bwd_dq_out or forward)" >&2; exit 2 ;;
 esac

@@ -8,15 +8,11 @@
 # the H100's tune at (128, 32, 8, 4096)). After `device_queue.sh collect FILES_AT DEST`, here:
 # move benchmarks/experiments/ks16's files into DEST/40-ks16/ beside its results, and give
 # TRIED.md's row the figures.
-set -uo pipefail
-t=$SECONDS
+set -u
+rc=0
 VARIANTS="wg256_ch64_g2_u2_sf16_hd256 wg256_ch32_g1_u4_sf16_hd256" \
     SHAPES="256,8,4,4096 256,8,1,4096 256,8,4,1024" \
-    timeout 190 bash benchmarks/experiments/run.sh gpu ks16 bwd_dq_out "$JOB_OUT/hd256" \
-    > "$JOB_OUT/hd256.log" 2>&1
-echo "hd256 rc=$? $((SECONDS - t)) s"; tail -n 14 "$JOB_OUT/hd256.log"
-t=$SECONDS
+    bash benchmarks/experiments/run.sh step ks16 bwd_dq_out "$JOB_OUT/hd256" 190 || rc=1
 VARIANTS="wg128_ch64_g2_u2_sf16_hd128" SHAPES="128,32,8,4096" \
-    timeout 60 bash benchmarks/experiments/run.sh gpu ks16 bwd_dq_out "$JOB_OUT/hd128" \
-    > "$JOB_OUT/hd128.log" 2>&1
-echo "hd128 rc=$? $((SECONDS - t)) s"; tail -n 8 "$JOB_OUT/hd128.log"
+    bash benchmarks/experiments/run.sh step ks16 bwd_dq_out "$JOB_OUT/hd128" 60 || rc=1
+exit $rc
